@@ -1,0 +1,81 @@
+# odbfs: a git object database as a read-only FUSE file system.
+#
+#   make                build odbfs and odbfs-cat
+#   make check          unit tests, then the bats suites; ends "N passed, N failed"
+#   make demo           install what is missing, build, mount this repository
+#   make bench          speed against git and libgit2 (see bench/)
+#   make install        PREFIX=/usr/local DESTDIR=
+#   make clean
+
+VERSION = 0.1.0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -Wall -Wextra -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
+	-DODBFS_VERSION='"$(VERSION)"'
+
+STORE_PKGS = zlib liburcu-memb
+FS_PKGS = fuse3 libxxhash
+STORE_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(STORE_PKGS) 2>/dev/null)
+STORE_LIBS := $(shell $(PKG_CONFIG) --libs $(STORE_PKGS) 2>/dev/null) -lpthread
+FS_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(FS_PKGS) 2>/dev/null)
+FS_LIBS := $(shell $(PKG_CONFIG) --libs $(FS_PKGS) 2>/dev/null)
+
+STORE_SRC = store/delta.c store/idx.c store/log.c store/loose.c \
+	store/object.c store/odb.c store/oid.c store/pack.c store/reader.c \
+	store/repo.c store/snapshot.c store/unpack.c store/zio.c
+STORE_OBJ = $(STORE_SRC:.c=.o)
+FS_SRC = $(wildcard fs/*.c)
+FS_OBJ = $(FS_SRC:.c=.o)
+UNIT_SRC = $(wildcard tests/unit/*.c)
+
+all: odbfs odbfs-cat
+
+store/libodbstore.a: $(STORE_OBJ)
+	$(AR) rcs $@ $^
+
+store/%.o: store/%.c store/*.h
+	$(CC) $(CFLAGS) $(STORE_CFLAGS) -c -o $@ $<
+
+fs/%.o: fs/%.c fs/*.h store/*.h
+	$(CC) $(CFLAGS) $(FS_CFLAGS) $(STORE_CFLAGS) -Istore -c -o $@ $<
+
+odbfs: $(FS_OBJ) store/libodbstore.a
+	$(CC) $(CFLAGS) -o $@ $(FS_OBJ) store/libodbstore.a $(FS_LIBS) \
+		$(STORE_LIBS) $(LDFLAGS)
+
+odbfs-cat: store/odbfs-cat.o store/libodbstore.a
+	$(CC) $(CFLAGS) -o $@ $^ $(STORE_LIBS) $(LDFLAGS)
+
+tests/unit/unit: $(UNIT_SRC) tests/unit/*.h store/libodbstore.a
+	$(CC) $(CFLAGS) $(STORE_CFLAGS) -Istore -o $@ $(UNIT_SRC) \
+		store/libodbstore.a $(STORE_LIBS) $(LDFLAGS)
+
+deps:
+	@.ci/deps
+
+check: deps
+	@$(MAKE) --no-print-directory all tests/unit/unit
+	@tests/run
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@tests/demo
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 odbfs odbfs-cat $(DESTDIR)$(BINDIR)
+	install -m 0644 man/odbfs.1 man/odbfs-cat.1 $(DESTDIR)$(MANDIR)/man1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/odbfs $(DESTDIR)$(BINDIR)/odbfs-cat \
+		$(DESTDIR)$(MANDIR)/man1/odbfs.1 $(DESTDIR)$(MANDIR)/man1/odbfs-cat.1
+
+clean:
+	rm -f odbfs odbfs-cat store/*.o store/*.a fs/*.o tests/unit/unit
+
+.PHONY: all deps check demo install uninstall clean

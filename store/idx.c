@@ -1,0 +1,175 @@
+/*
+ * idx: reading pack indexes. Called by pack.c when a pack is opened and on
+ * every lookup; calls nothing but mmap at open. Lookups touch the mapping
+ * only: the fan-out gives the range of ids sharing a first byte, and a
+ * binary search within it finds the id or proves it absent.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "idx.h"
+#include "log.h"
+
+static inline uint32_t
+be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t
+be64(const unsigned char *p)
+{
+	return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
+
+int
+idx_parse(struct idx *idx, const unsigned char *map, size_t size, size_t rawsz,
+    const char *name)
+{
+	size_t hdr = 0, fixed, per, rest;
+	uint32_t prev = 0;
+
+	memset(idx, 0, sizeof(*idx));
+	idx->map = map;
+	idx->size = size;
+	idx->rawsz = rawsz;
+	if (size >= IDX_HEADER_V2 && !memcmp(map, IDX_V2_MAGIC, 4)) {
+		if (be32(map + 4) != 2)
+			return log_corrupt("%s: unsupported index version %u",
+			    name, be32(map + 4));
+		idx->version = 2;
+		hdr = IDX_HEADER_V2;
+	} else {
+		idx->version = 1;
+	}
+	if (size < hdr + IDX_FANOUT_SIZE + 2 * rawsz)
+		return log_corrupt("%s: index is too small (%zu bytes)", name,
+		    size);
+	idx->fanout = map + hdr;
+	for (unsigned b = 0; b < 256; b++) {
+		uint32_t n = be32(idx->fanout + 4 * b);
+
+		if (n < prev)
+			return log_corrupt("%s: fan-out decreases at byte %u "
+			    "(offset %zu)", name, b, hdr + 4 * b);
+		prev = n;
+	}
+	idx->nr = prev;
+	fixed = hdr + IDX_FANOUT_SIZE + 2 * rawsz;
+	per = idx->version == 2 ? rawsz + 8 : rawsz + 4;
+	if (idx->nr > (size - fixed) / per)
+		return log_corrupt("%s: index is too small for %u objects",
+		    name, idx->nr);
+	rest = size - fixed - (size_t)idx->nr * per;
+	if (idx->version == 1) {
+		if (rest)
+			return log_corrupt("%s: index is %zu bytes longer than "
+			    "%u objects need", name, rest, idx->nr);
+		idx->stride = rawsz + 4;
+		idx->off32 = map + hdr + IDX_FANOUT_SIZE;
+		idx->ids = idx->off32 + 4;
+	} else {
+		/* At most one 64-bit offset for each object but the first. */
+		if (rest % 8 || rest / 8 > (idx->nr ? idx->nr - 1 : 0))
+			return log_corrupt("%s: index size does not match %u "
+			    "objects", name, idx->nr);
+		idx->stride = rawsz;
+		idx->ids = map + hdr + IDX_FANOUT_SIZE;
+		idx->off32 = idx->ids + (size_t)idx->nr * (rawsz + 4);
+		idx->off64 = idx->off32 + (size_t)idx->nr * 4;
+		idx->n64 = rest / 8;
+	}
+	idx->pack_checksum = map + size - 2 * rawsz;
+	return 0;
+}
+
+int
+idx_open(struct idx *idx, const char *path, size_t rawsz)
+{
+	struct stat st;
+	void *map;
+	int fd, ret;
+
+	memset(idx, 0, sizeof(*idx));
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return log_corrupt("%s: not a regular, non-empty file", path);
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	ret = idx_parse(idx, map, (size_t)st.st_size, rawsz, path);
+	if (ret < 0)
+		munmap(map, (size_t)st.st_size);
+	return ret;
+}
+
+void
+idx_close(struct idx *idx)
+{
+	if (idx->map)
+		munmap((void *)idx->map, idx->size);
+	idx->map = NULL;
+}
+
+void
+idx_range(const struct idx *idx, unsigned b, uint32_t *lo, uint32_t *hi)
+{
+	*lo = b ? be32(idx->fanout + 4 * (b - 1)) : 0;
+	*hi = be32(idx->fanout + 4 * b);
+}
+
+bool
+idx_find(const struct idx *idx, const unsigned char *raw, uint32_t *pos)
+{
+	uint32_t lo, hi;
+
+	idx_range(idx, raw[0], &lo, &hi);
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int cmp = memcmp(idx_oid(idx, mid) + 1, raw + 1,
+		    idx->rawsz - 1);
+
+		if (!cmp) {
+			*pos = mid;
+			return true;
+		}
+		if (cmp > 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+int
+idx_offset(const struct idx *idx, uint32_t pos, uint64_t *off,
+    const char *name)
+{
+	uint32_t o;
+
+	if (idx->version == 1) {
+		*off = be32(idx->ids + (size_t)pos * idx->stride - 4);
+		return 0;
+	}
+	o = be32(idx->off32 + (size_t)pos * 4);
+	if (!(o & 0x80000000u)) {
+		*off = o;
+		return 0;
+	}
+	o &= 0x7fffffffu;
+	if (o >= idx->n64)
+		return log_corrupt("%s: 64-bit offset %u of object %u is "
+		    "beyond the table's %zu entries", name, o, pos, idx->n64);
+	*off = be64(idx->off64 + (size_t)o * 8);
+	return 0;
+}

@@ -1,0 +1,284 @@
+/*
+ * loose: scanning loose objects into a sorted set, and reading one. Called
+ * by snapshot.c (scan, when a snapshot is built) and read.c (to read).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "loose.h"
+#include "oid.h"
+#include "zio.h"
+
+struct builder {
+	size_t nr, alloc, rawsz;
+	unsigned char *recs;	/* rawsz id bytes then one dir byte each */
+};
+
+static int
+add(struct builder *b, const unsigned char *raw, unsigned dir)
+{
+	size_t rec = b->rawsz + 1;
+
+	if (b->nr == b->alloc) {
+		size_t n = b->alloc ? 2 * b->alloc : 1024;
+		unsigned char *r = realloc(b->recs, n * rec);
+
+		if (!r)
+			return -ENOMEM;
+		b->recs = r;
+		b->alloc = n;
+	}
+	memcpy(b->recs + b->nr * rec, raw, b->rawsz);
+	b->recs[b->nr * rec + b->rawsz] = (unsigned char)dir;
+	b->nr++;
+	return 0;
+}
+
+static int
+cmp_rec(const void *a, const void *b, void *recsz)
+{
+	return memcmp(a, b, *(size_t *)recsz);
+}
+
+/* Scan one objects/xx directory. */
+static int
+scan_fanout(struct builder *b, int objfd, unsigned byte, unsigned dir)
+{
+	char name[3], hex[OID_HEXSZ_MAX + 1];
+	unsigned char raw[OID_RAWSZ_MAX];
+	size_t want = 2 * b->rawsz - 2;
+	struct dirent *de;
+	DIR *d;
+	int fd, ret = 0;
+
+	snprintf(name, sizeof(name), "%02x", (unsigned char)byte);
+	fd = openat(objfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ?
+		    0 : -errno;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (strlen(de->d_name) != want)
+			continue;
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(fd, de->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+				continue;
+		} else if (de->d_type != DT_REG) {
+			continue;
+		}
+		memcpy(hex, name, 2);
+		memcpy(hex + 2, de->d_name, want + 1);
+		if (!oid_parse_hex(raw, hex, b->rawsz))
+			continue;
+		if ((ret = add(b, raw, dir)) < 0)
+			break;
+	}
+	closedir(d);
+	return ret;
+}
+
+int
+looseset_scan(struct looseset *set, char *const *dirs, size_t ndirs,
+    size_t rawsz)
+{
+	struct builder b = { .rawsz = rawsz };
+	size_t rec = rawsz + 1, n = 0;
+	int ret = 0;
+
+	memset(set, 0, sizeof(*set));
+	set->rawsz = rawsz;
+	for (size_t d = 0; d < ndirs && ret == 0; d++) {
+		int objfd = open(dirs[d], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (objfd < 0)
+			continue;
+		for (unsigned byte = 0; byte < 256 && ret == 0; byte++)
+			ret = scan_fanout(&b, objfd, byte, (unsigned)d);
+		close(objfd);
+	}
+	if (ret < 0)
+		goto out;
+	/* Sorting on the directory byte too: the first directory wins. */
+	qsort_r(b.recs, b.nr, rec, cmp_rec, &rec);
+	set->ids = malloc(b.nr * rawsz + 1);
+	set->dirs = malloc(b.nr + 1);
+	if (!set->ids || !set->dirs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < b.nr; i++) {
+		const unsigned char *r = b.recs + i * rec;
+
+		if (n && !memcmp(set->ids + (n - 1) * rawsz, r, rawsz))
+			continue;
+		memcpy(set->ids + n * rawsz, r, rawsz);
+		set->dirs[n] = r[rawsz];
+		set->fanout[r[0]]++;
+		n++;
+	}
+	set->nr = n;
+	for (unsigned i = 1; i < 256; i++)
+		set->fanout[i] += set->fanout[i - 1];
+out:
+	free(b.recs);
+	if (ret < 0)
+		looseset_free(set);
+	return ret;
+}
+
+void
+looseset_free(struct looseset *set)
+{
+	free(set->ids);
+	free(set->dirs);
+	memset(set, 0, sizeof(*set));
+}
+
+bool
+looseset_find(const struct looseset *set, const unsigned char *raw,
+    size_t *pos)
+{
+	size_t lo = raw[0] ? set->fanout[raw[0] - 1] : 0;
+	size_t hi = set->fanout[raw[0]];
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = memcmp(set->ids + mid * set->rawsz, raw, set->rawsz);
+
+		if (!cmp) {
+			*pos = mid;
+			return true;
+		}
+		if (cmp > 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+int
+loose_header_parse(const unsigned char *buf, size_t len, struct objinfo *info,
+    size_t *hdrlen, const char *name)
+{
+	const unsigned char *sp, *nul;
+	uint64_t size = 0;
+
+	if (len > LOOSE_MAX_HEADER)
+		len = LOOSE_MAX_HEADER;
+	nul = memchr(buf, '\0', len);
+	sp = memchr(buf, ' ', len);
+	if (!nul || !sp || sp > nul)
+		return log_corrupt("%s: loose object header is malformed or "
+		    "longer than %d bytes (offset 0)", name, LOOSE_MAX_HEADER);
+	info->type = object_type_parse((const char *)buf, (size_t)(sp - buf));
+	if (info->type == OBJ_NONE)
+		return log_corrupt("%s: loose object has an unknown type "
+		    "(offset 0)", name);
+	if (sp + 1 == nul || (sp[1] == '0' && sp + 2 != nul))
+		return log_corrupt("%s: loose object size is malformed "
+		    "(offset %zu)", name, (size_t)(sp + 1 - buf));
+	for (const unsigned char *p = sp + 1; p < nul; p++) {
+		if (*p < '0' || *p > '9' || size > (UINT64_MAX - 9) / 10)
+			return log_corrupt("%s: loose object size is malformed "
+			    "(offset %zu)", name, (size_t)(p - buf));
+		size = size * 10 + (uint64_t)(*p - '0');
+	}
+	info->size = size;
+	*hdrlen = (size_t)(nul + 1 - buf);
+	return 0;
+}
+
+int
+loose_open(struct loose *lo, const char *dir, const unsigned char *raw,
+    size_t rawsz)
+{
+	unsigned char head[LOOSE_MAX_HEADER];
+	char hex[OID_HEXSZ_MAX + 1];
+	const char *why;
+	struct stat st;
+	size_t got;
+	void *map;
+	int fd, ret;
+
+	memset(lo, 0, sizeof(*lo));
+	oid_to_hex(hex, raw, rawsz);
+	if ((size_t)snprintf(lo->path, sizeof(lo->path), "%s/%.2s/%s", dir,
+	    hex, hex + 2) >= sizeof(lo->path))
+		return -ENAMETOOLONG;
+	fd = open(lo->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -ENOENT : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return log_corrupt("%s: loose object is not a regular, "
+		    "non-empty file", lo->path);
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	lo->map = map;
+	lo->size = (size_t)st.st_size;
+	ret = zio_inflate_prefix(lo->map, lo->size, head, sizeof(head), &got,
+	    &why);
+	if (ret < 0 && !(ret == -EFSCORRUPTED && got > 0 &&
+	    memchr(head, '\0', got)))
+		ret = log_corrupt("%s: %s (offset 0)", lo->path, why);
+	else
+		ret = loose_header_parse(head, got, &lo->info, &lo->hdrlen,
+		    lo->path);
+	if (ret < 0)
+		loose_close(lo);
+	return ret;
+}
+
+void
+loose_close(struct loose *lo)
+{
+	if (lo->map)
+		munmap(lo->map, lo->size);
+	lo->map = NULL;
+}
+
+int
+loose_read(const struct loose *lo, unsigned char **out)
+{
+	unsigned char *buf;
+	const char *why;
+	size_t used;
+	int ret;
+
+	*out = NULL;
+	if (lo->info.size > OBJ_MAX_INMEM - lo->hdrlen)
+		return -EFBIG;
+	ret = zio_inflate(lo->map, lo->size, lo->hdrlen + lo->info.size, &buf,
+	    &used, &why);
+	if (ret == -EFSCORRUPTED)
+		return log_corrupt("%s: %s", lo->path, why);
+	if (ret < 0)
+		return ret;
+	if (used != lo->size) {
+		free(buf);
+		return log_corrupt("%s: garbage after the zlib stream "
+		    "(offset %zu)", lo->path, used);
+	}
+	memmove(buf, buf + lo->hdrlen, (size_t)lo->info.size);
+	*out = buf;
+	return 0;
+}

@@ -1,0 +1,197 @@
+/*
+ * odb: a repository's object database behind one RCU-protected pointer to
+ * the current snapshot.
+ *
+ *   odb_has(), odb_info(), ...
+ *     snap_enter()      rcu_read_lock(); a thread registers with liburcu
+ *                       on its first call and unregisters when it exits
+ *     rcu_dereference(odb->snap)
+ *     snapshot_find()   memory only
+ *     snap_exit()       rcu_read_unlock()
+ *
+ *   odb_refresh()       snapshot_build(), rcu_xchg_pointer(),
+ *                       synchronize_rcu(), snapshot_free(old)
+ */
+#define _LGPL_SOURCE	/* inline the RCU read side */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <urcu/urcu-memb.h>
+
+#include "odb.h"
+#include "snapshot.h"
+#include "unpack.h"
+
+struct odb {
+	struct repo *repo;
+	struct snapshot *snap;		/* RCU-protected */
+	pthread_mutex_t refresh_lock;	/* one refresh at a time */
+};
+
+static _Thread_local bool registered;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void
+thread_exit(void *unused)
+{
+	(void)unused;
+	urcu_memb_unregister_thread();
+}
+
+static void
+make_exit_key(void)
+{
+	pthread_key_create(&exit_key, thread_exit);
+}
+
+/* Register this thread with liburcu the first time it reads. */
+static void
+register_thread(void)
+{
+	pthread_once(&exit_key_once, make_exit_key);
+	urcu_memb_register_thread();
+	pthread_setspecific(exit_key, &registered);
+	registered = true;
+}
+
+static inline struct snapshot *
+snap_enter(struct odb *odb)
+{
+	if (__builtin_expect(!registered, 0))
+		register_thread();
+	urcu_memb_read_lock();
+	return rcu_dereference(odb->snap);
+}
+
+static inline void
+snap_exit(void)
+{
+	urcu_memb_read_unlock();
+}
+
+int
+odb_open(const char *path, struct odb **out, const char **why)
+{
+	struct odb *odb;
+	int ret;
+
+	*out = NULL;
+	if (!(odb = calloc(1, sizeof(*odb)))) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&odb->refresh_lock, NULL);
+	if ((ret = repo_open(path, &odb->repo, why)) < 0)
+		goto fail;
+	if ((ret = snapshot_build(odb->repo, NULL, &odb->snap)) < 0) {
+		*why = "cannot read its object directory";
+		goto fail;
+	}
+	*out = odb;
+	return 0;
+fail:
+	odb_close(odb);
+	return ret;
+}
+
+void
+odb_close(struct odb *odb)
+{
+	if (!odb)
+		return;
+	snapshot_free(odb->snap);
+	repo_free(odb->repo);
+	pthread_mutex_destroy(&odb->refresh_lock);
+	free(odb);
+}
+
+const struct repo *
+odb_repo(const struct odb *odb)
+{
+	return odb->repo;
+}
+
+bool
+odb_has(struct odb *odb, const unsigned char *raw)
+{
+	struct objloc loc;
+	bool found;
+
+	found = snapshot_find(snap_enter(odb), raw, &loc);
+	snap_exit();
+	return found;
+}
+
+int
+odb_info(struct odb *odb, const unsigned char *raw, struct objinfo *info)
+{
+	struct snapshot *s = snap_enter(odb);
+	struct objloc loc;
+	int ret = -ENOENT;
+
+	if (snapshot_find(s, raw, &loc))
+		ret = unpack_info(s, &loc, info);
+	snap_exit();
+	return ret;
+}
+
+int
+odb_reader_open(struct odb *odb, const unsigned char *raw, struct reader **out)
+{
+	struct snapshot *s = snap_enter(odb);
+	struct objloc loc;
+	int ret = -ENOENT;
+
+	*out = NULL;
+	if (snapshot_find(s, raw, &loc))
+		ret = reader_open(s, &loc, out);
+	snap_exit();
+	return ret;
+}
+
+int
+odb_list(struct odb *odb, unsigned b, unsigned char **ids, size_t *nr)
+{
+	int ret = snapshot_list(snap_enter(odb), b, ids, nr);
+
+	snap_exit();
+	return ret;
+}
+
+bool
+odb_has_prefix(struct odb *odb, unsigned b)
+{
+	bool yes = snapshot_has_prefix(snap_enter(odb), b);
+
+	snap_exit();
+	return yes;
+}
+
+void
+odb_counts(struct odb *odb, size_t *npacks, size_t *nloose)
+{
+	struct snapshot *s = snap_enter(odb);
+
+	*npacks = s->npacks;
+	*nloose = s->loose.nr;
+	snap_exit();
+}
+
+int
+odb_refresh(struct odb *odb)
+{
+	struct snapshot *fresh, *old;
+	int ret;
+
+	pthread_mutex_lock(&odb->refresh_lock);
+	/* odb->snap changes only under refresh_lock: no read lock needed. */
+	ret = snapshot_build(odb->repo, odb->snap, &fresh);
+	if (ret == 0) {
+		old = rcu_xchg_pointer(&odb->snap, fresh);
+		urcu_memb_synchronize_rcu();
+		snapshot_free(old);
+	}
+	pthread_mutex_unlock(&odb->refresh_lock);
+	return ret;
+}

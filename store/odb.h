@@ -1,0 +1,58 @@
+/*
+ * odb: the object database of one repository, as the FUSE layer and the
+ * tools see it. The only public entry point of store/.
+ *
+ * Thread-safe: any thread may call any function at any time. Lookups read
+ * the current snapshot under an RCU read lock (liburcu's memb flavour: a
+ * thread-local counter, no system call, no lock, no spin); odb_refresh()
+ * builds a new snapshot and publishes it with one atomic store, then waits
+ * for readers of the old one before freeing it.
+ */
+#ifndef ODBFS_ODB_H
+#define ODBFS_ODB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "object.h"
+#include "reader.h"
+#include "repo.h"
+
+struct odb;
+
+/*
+ * Open the repository at path. On failure *why says why in a few words.
+ * Free with odb_close().
+ */
+int odb_open(const char *path, struct odb **out, const char **why);
+void odb_close(struct odb *odb);
+
+/* The repository; valid until odb_close(). */
+const struct repo *odb_repo(const struct odb *odb);
+
+/* True when the object exists. Memory only: never a system call. */
+bool odb_has(struct odb *odb, const unsigned char *raw);
+
+/* Type and size: 0, -ENOENT, -EFSCORRUPTED (logged), or another -errno. */
+int odb_info(struct odb *odb, const unsigned char *raw, struct objinfo *info);
+
+/* Open the object for reading; see reader.h. */
+int odb_reader_open(struct odb *odb, const unsigned char *raw,
+    struct reader **out);
+
+/*
+ * Every id whose first byte is b, sorted, each once. *ids is malloc'd
+ * (free() it) and holds *nr ids of odb_repo()->rawsz bytes.
+ */
+int odb_list(struct odb *odb, unsigned b, unsigned char **ids, size_t *nr);
+
+/* True when some object's id begins with byte b. */
+bool odb_has_prefix(struct odb *odb, unsigned b);
+
+/* Counts of the current snapshot, for logs and statistics. */
+void odb_counts(struct odb *odb, size_t *npacks, size_t *nloose);
+
+/* Build a fresh snapshot from disk and publish it. */
+int odb_refresh(struct odb *odb);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * pack: one packfile and its index, mapped read-only and shared by every
+ * snapshot that lists it and every open file reading from it.
+ *
+ *   pack    := "PACK" be32 version(2|3) be32 nr  entry*  checksum[rawsz]
+ *   entry   := type-and-size [base]  zlib-data
+ *   type-and-size := 1ttt ssss { 1sss ssss }  0sss ssss   (size LE base-128)
+ *   base    := OFS_DELTA: be base-128, +1 per continuation (negative offset)
+ *              REF_DELTA: id[rawsz]
+ *
+ * A pack is reference counted: pack_ref()/pack_unref(); the last unref
+ * unmaps it, so a pack git deleted keeps serving the readers that hold it
+ * and gives its disk space back as soon as none does.
+ */
+#ifndef ODBFS_PACK_H
+#define ODBFS_PACK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "idx.h"
+#include "object.h"
+
+#define PACK_SIGNATURE "PACK"
+#define PACK_HEADER_SIZE 12
+
+struct pack {
+	atomic_uint refs;
+	struct idx idx;
+	const unsigned char *map;	/* the .pack file */
+	size_t size;
+	size_t end;		/* where entries stop: size - rawsz */
+	unsigned dir;		/* which object directory it lives in */
+	dev_t dev;		/* identity of the .pack file, to notice */
+	ino_t ino;		/* when it is replaced */
+	char *path;		/* the .pack path, for log lines */
+};
+
+/* A parsed entry header. data points into the pack mapping. */
+struct pack_entry {
+	uint64_t off;			/* where the entry starts */
+	enum obj_type type;		/* may be OBJ_OFS_DELTA/OBJ_REF_DELTA */
+	uint64_t size;			/* inflated size of this entry's data */
+	uint64_t base_off;		/* OBJ_OFS_DELTA: the base's offset */
+	const unsigned char *base_oid;	/* OBJ_REF_DELTA: the base's id */
+	const unsigned char *data;	/* zlib stream */
+	size_t datalen;			/* bytes from data to the entries' end */
+};
+
+/*
+ * Open the pack at packpath with the index at idxpath. Neither is followed
+ * if it is a symlink. On success *out holds one reference.
+ */
+int pack_open(const char *idxpath, const char *packpath, size_t rawsz,
+    unsigned dir, struct pack **out);
+
+static inline struct pack *
+pack_ref(struct pack *p)
+{
+	atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+	return p;
+}
+
+void pack_unref(struct pack *p);
+
+/*
+ * True, with *off set, when the pack holds raw. An offset the index cannot
+ * give comes back as 0, which pack_entry() refuses with a log line.
+ */
+bool pack_find(const struct pack *p, const unsigned char *raw, uint64_t *off);
+
+/* Parse the entry header at off. */
+int pack_entry(const struct pack *p, uint64_t off, struct pack_entry *e);
+
+/* The same, from a bare buffer: for unit tests and fuzzing. */
+int pack_entry_parse(const unsigned char *map, size_t end, size_t rawsz,
+    uint64_t off, struct pack_entry *e, const char *name);
+
+#endif

@@ -1,0 +1,226 @@
+/*
+ * reader: reading objects by offset. Called by odb.c for the FUSE layer and
+ * odbfs-cat; calls unpack.c for small and deltified objects and zio.c to
+ * stream large ones.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "reader.h"
+#include "unpack.h"
+#include "zio.h"
+
+struct reader {
+	struct objinfo info;
+	unsigned char *data;	/* whole payload, or NULL when streaming */
+
+	/* Streaming only; all protected by lock. */
+	pthread_mutex_t lock;
+	struct pack *pack;	/* a reference, or NULL for a loose object */
+	struct loose loose;
+	const unsigned char *src;	/* the zlib stream */
+	size_t srclen;
+	uint64_t skip;		/* inflated bytes before the payload */
+	uint64_t src_off;	/* for log lines: where the stream starts */
+	const char *name;
+	struct zio_stream zs;
+	int started;
+	unsigned char *win;	/* payload bytes [win_start, win_start+winlen) */
+	uint64_t win_start;
+	size_t winlen;
+};
+
+const struct objinfo *
+reader_info(const struct reader *r)
+{
+	return &r->info;
+}
+
+const unsigned char *
+reader_data(const struct reader *r)
+{
+	return r->data;
+}
+
+/* Set up streaming of a whole (undeltified) object at loc. */
+static int
+stream_setup(struct reader *r, const struct snapshot *s,
+    const struct objloc *loc)
+{
+	struct pack_entry e;
+	int ret;
+
+	if (loc->pack) {
+		if ((ret = pack_entry(loc->pack, loc->off, &e)) < 0)
+			return ret;
+		r->pack = pack_ref(loc->pack);
+		r->src = e.data;
+		r->srclen = e.datalen;
+		r->src_off = e.off;
+		r->name = r->pack->path;
+	} else {
+		ret = loose_open(&r->loose, s->objdirs[loc->dir], loc->id,
+		    s->rawsz);
+		if (ret < 0)
+			return ret;
+		r->src = r->loose.map;
+		r->srclen = r->loose.size;
+		r->skip = r->loose.hdrlen;
+		r->name = r->loose.path;
+	}
+	if (!(r->win = malloc(READER_WINDOW)))
+		return -ENOMEM;
+	pthread_mutex_init(&r->lock, NULL);
+	return 0;
+}
+
+int
+reader_open(const struct snapshot *s, const struct objloc *loc,
+    struct reader **out)
+{
+	struct reader *r;
+	struct pack_entry e;
+	int ret;
+
+	*out = NULL;
+	if (!(r = calloc(1, sizeof(*r))))
+		return -ENOMEM;
+	if ((ret = unpack_info(s, loc, &r->info)) < 0)
+		goto fail;
+	if (r->info.size > READER_INMEM && (!loc->pack ||
+	    (pack_entry(loc->pack, loc->off, &e) == 0 &&
+	    e.type != OBJ_OFS_DELTA && e.type != OBJ_REF_DELTA))) {
+		if ((ret = stream_setup(r, s, loc)) < 0)
+			goto fail;
+	} else if ((ret = unpack_object(s, loc, &r->info, &r->data)) < 0) {
+		goto fail;
+	}
+	*out = r;
+	return 0;
+fail:
+	reader_close(r);
+	return ret;
+}
+
+/* Start the stream again from the first payload byte. */
+static int
+restart(struct reader *r)
+{
+	unsigned char scratch[64];
+	const char *why;
+	long n;
+
+	if (r->started)
+		zio_stream_end(&r->zs);
+	r->started = 0;
+	if (zio_stream_init(&r->zs, r->src, r->srclen) < 0)
+		return -ENOMEM;
+	r->started = 1;
+	r->win_start = 0;
+	r->winlen = 0;
+	for (uint64_t left = r->skip; left; left -= (uint64_t)n) {
+		n = zio_stream_read(&r->zs, scratch,
+		    left < sizeof(scratch) ? left : sizeof(scratch), &why);
+		if (n <= 0)
+			return log_corrupt("%s: offset %llu: %s", r->name,
+			    (unsigned long long)r->src_off,
+			    n < 0 ? why : "stream ends in the header");
+	}
+	return 0;
+}
+
+/* Make the window hold payload bytes [off, off + len), len <= CHUNK. */
+static int
+fill(struct reader *r, uint64_t off, size_t len)
+{
+	const char *why;
+	uint64_t keep;
+	int ret;
+
+	if (!r->started || off < r->win_start)
+		if ((ret = restart(r)) < 0)
+			return ret;
+	while (r->win_start + r->winlen < off + len) {
+		size_t room;
+		long n;
+
+		if (r->winlen == READER_WINDOW) {
+			/* Keep up to a chunk behind off for late readers. */
+			keep = off > READER_CHUNK ? off - READER_CHUNK : 0;
+			if (keep < r->win_start)
+				keep = r->win_start;
+			if (keep > r->win_start + r->winlen - READER_CHUNK)
+				keep = r->win_start + r->winlen - READER_CHUNK;
+			memmove(r->win, r->win + (keep - r->win_start),
+			    r->winlen - (size_t)(keep - r->win_start));
+			r->winlen -= (size_t)(keep - r->win_start);
+			r->win_start = keep;
+		}
+		room = READER_WINDOW - r->winlen;
+		n = zio_stream_read(&r->zs, r->win + r->winlen, room, &why);
+		if (n < 0)
+			return log_corrupt("%s: entry at offset %llu: %s at "
+			    "payload byte %llu", r->name,
+			    (unsigned long long)r->src_off, why,
+			    (unsigned long long)(r->win_start + r->winlen));
+		if (n == 0)
+			return log_corrupt("%s: entry at offset %llu: stream "
+			    "ends at payload byte %llu of %llu", r->name,
+			    (unsigned long long)r->src_off,
+			    (unsigned long long)(r->win_start + r->winlen),
+			    (unsigned long long)r->info.size);
+		r->winlen += (size_t)n;
+	}
+	return 0;
+}
+
+ssize_t
+reader_read(struct reader *r, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	int ret = 0;
+
+	if (off >= r->info.size)
+		return 0;
+	if (len > r->info.size - off)
+		len = (size_t)(r->info.size - off);
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	if (r->data) {
+		memcpy(buf, r->data + off, len);
+		return (ssize_t)len;
+	}
+	pthread_mutex_lock(&r->lock);
+	while (done < len) {
+		size_t n = len - done < READER_CHUNK ? len - done : READER_CHUNK;
+
+		if ((ret = fill(r, off + done, n)) < 0)
+			break;
+		memcpy((unsigned char *)buf + done,
+		    r->win + (off + done - r->win_start), n);
+		done += n;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret < 0 ? ret : (ssize_t)done;
+}
+
+void
+reader_close(struct reader *r)
+{
+	if (!r)
+		return;
+	if (r->win) {
+		if (r->started)
+			zio_stream_end(&r->zs);
+		pthread_mutex_destroy(&r->lock);
+		free(r->win);
+	}
+	if (r->pack)
+		pack_unref(r->pack);
+	loose_close(&r->loose);
+	free(r->data);
+	free(r);
+}

@@ -1,0 +1,48 @@
+/*
+ * reader: an object opened for reading at any offset, as a FUSE open file
+ * or a tool needs it.
+ *
+ * An object up to READER_INMEM bytes, or any deltified object, is rebuilt
+ * once at open and served from memory. A larger whole object (loose, or an
+ * undeltified pack entry) is inflated as it is read, keeping a window of
+ * recent bytes so that reads slightly out of order (the kernel's readahead
+ * on several threads) do not restart the stream; memory stays bounded
+ * whatever the object's size.
+ *
+ * A reader keeps its pack (or loose file) mapped until reader_close(), so
+ * it goes on reading correct bytes after git deletes the file.
+ */
+#ifndef ODBFS_READER_H
+#define ODBFS_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "object.h"
+#include "snapshot.h"
+
+#define READER_INMEM ((uint64_t)8 << 20)
+#define READER_WINDOW ((size_t)4 << 20)
+#define READER_CHUNK ((size_t)1 << 20)
+
+struct reader;
+
+/* Open the object at loc of snapshot s; the reader outlives s. */
+int reader_open(const struct snapshot *s, const struct objloc *loc,
+    struct reader **out);
+
+const struct objinfo *reader_info(const struct reader *r);
+
+/* The whole payload when it is held in memory, else NULL. */
+const unsigned char *reader_data(const struct reader *r);
+
+/*
+ * Copy up to len bytes from offset off into buf; returns the count (short
+ * only at the end of the object) or a negative error. Thread-safe.
+ */
+ssize_t reader_read(struct reader *r, void *buf, size_t len, uint64_t off);
+
+void reader_close(struct reader *r);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * repo: finding a repository's object database from the path a user gives.
+ *
+ * REPO may be a bare repository, a work tree with a .git directory, a .git
+ * file holding "gitdir: PATH" (submodules, linked worktrees), or a linked
+ * worktree's git directory with a "commondir" file. The object directories
+ * are the repository's own objects/ followed by its alternates, recursively
+ * (objects/info/alternates), up to REPO_MAX_ALTERNATE_DEPTH as in git.
+ */
+#ifndef ODBFS_REPO_H
+#define ODBFS_REPO_H
+
+#include <stddef.h>
+
+#define REPO_MAX_ALTERNATE_DEPTH 5
+
+struct repo {
+	char *gitdir;		/* absolute, as the user's path resolved */
+	char *commondir;	/* where refs, config and objects live */
+	const char *format;	/* "sha1" or "sha256" */
+	size_t rawsz;		/* 20 or 32 */
+	char **objdirs;		/* absolute paths; [0] is commondir/objects */
+	size_t nobjdirs;
+};
+
+/*
+ * Find the repository at path. On failure *why says what was wrong in a
+ * few words, for a one-line error message. Free with repo_free().
+ */
+int repo_open(const char *path, struct repo **out, const char **why);
+void repo_free(struct repo *repo);
+
+/*
+ * Read a small text file whole (at most max bytes, NUL-terminated). *out is
+ * malloc'd. Symlinks are followed: git's own files may be links.
+ */
+int repo_read_file(const char *path, size_t max, char **out);
+
+#endif

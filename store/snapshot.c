@@ -1,0 +1,231 @@
+/*
+ * snapshot: building and querying immutable views of the object database.
+ * Built by odb.c at open and on refresh; queried on every lookup.
+ *
+ *   snapshot_find()            the lookup path: memory only
+ *     pack_find() per pack       -> idx_find(): fan-out, binary search
+ *     looseset_find()            -> fan-out, binary search
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "oid.h"
+#include "snapshot.h"
+
+static int
+add_pack(struct snapshot *s, struct pack *p)
+{
+	struct pack **grown;
+
+	grown = realloc(s->packs, (s->npacks + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	s->packs = grown;
+	s->packs[s->npacks++] = p;
+	return 0;
+}
+
+/* A pack of prev with the same file, or NULL. */
+static struct pack *
+reusable(const struct snapshot *prev, const char *path, const struct stat *st)
+{
+	for (size_t i = 0; prev && i < prev->npacks; i++) {
+		struct pack *p = prev->packs[i];
+
+		if (p->dev == st->st_dev && p->ino == st->st_ino &&
+		    !strcmp(p->path, path))
+			return p;
+	}
+	return NULL;
+}
+
+static bool
+is_pack_idx_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n < 10 || strncmp(name, "pack-", 5) || strcmp(name + n - 4, ".idx"))
+		return false;
+	for (size_t i = 5; i < n - 4; i++)
+		if (hexval(name[i]) < 0)
+			return false;
+	return true;
+}
+
+/* Open every pack-<hex>.idx of dir that has a regular .pack beside it. */
+static int
+scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
+    const struct snapshot *prev)
+{
+	char packdir[4096], idxpath[4096 + 256], packpath[4096 + 256];
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
+
+	if ((size_t)snprintf(packdir, sizeof(packdir), "%s/pack", dir) >=
+	    sizeof(packdir))
+		return -ENAMETOOLONG;
+	if (!(d = opendir(packdir)))
+		return errno == ENOENT ? 0 : -errno;
+	while (ret == 0 && (de = readdir(d))) {
+		struct stat ist, pst;
+		struct pack *p;
+		size_t n = strlen(de->d_name);
+
+		if (!is_pack_idx_name(de->d_name))
+			continue;
+		snprintf(idxpath, sizeof(idxpath), "%s/%s", packdir,
+		    de->d_name);
+		snprintf(packpath, sizeof(packpath), "%s/%.*s.pack", packdir,
+		    (int)(n - 4), de->d_name);
+		if (lstat(idxpath, &ist) < 0 || !S_ISREG(ist.st_mode) ||
+		    lstat(packpath, &pst) < 0 || !S_ISREG(pst.st_mode))
+			continue;
+		if ((p = reusable(prev, packpath, &pst))) {
+			ret = add_pack(s, pack_ref(p));
+		} else if (pack_open(idxpath, packpath, s->rawsz, dirno,
+		    &p) == 0) {
+			ret = add_pack(s, p);
+		} else {
+			log_msg(LOGL_WARN, "%s: pack skipped", packpath);
+			continue;
+		}
+		if (ret < 0)
+			pack_unref(p);
+	}
+	closedir(d);
+	return ret;
+}
+
+int
+snapshot_build(const struct repo *repo, const struct snapshot *prev,
+    struct snapshot **out)
+{
+	struct snapshot *s;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	if (!(s = calloc(1, sizeof(*s))))
+		return -ENOMEM;
+	s->rawsz = repo->rawsz;
+	if (!(s->objdirs = calloc(repo->nobjdirs, sizeof(char *))))
+		goto fail;
+	for (; s->nobjdirs < repo->nobjdirs; s->nobjdirs++)
+		if (!(s->objdirs[s->nobjdirs] =
+		    strdup(repo->objdirs[s->nobjdirs])))
+			goto fail;
+	for (size_t i = 0; i < repo->nobjdirs; i++)
+		if ((ret = scan_packs(s, repo->objdirs[i], (unsigned)i,
+		    prev)) < 0)
+			goto fail;
+	ret = looseset_scan(&s->loose, repo->objdirs, repo->nobjdirs,
+	    repo->rawsz);
+	if (ret < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	snapshot_free(s);
+	return ret;
+}
+
+void
+snapshot_free(struct snapshot *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->npacks; i++)
+		pack_unref(s->packs[i]);
+	free(s->packs);
+	looseset_free(&s->loose);
+	for (size_t i = 0; i < s->nobjdirs; i++)
+		free(s->objdirs[i]);
+	free(s->objdirs);
+	free(s);
+}
+
+bool
+snapshot_find(const struct snapshot *s, const unsigned char *raw,
+    struct objloc *loc)
+{
+	size_t pos;
+
+	for (size_t i = 0; i < s->npacks; i++)
+		if (pack_find(s->packs[i], raw, &loc->off)) {
+			loc->pack = s->packs[i];
+			loc->dir = s->packs[i]->dir;
+			loc->id = NULL;
+			return true;
+		}
+	if (looseset_find(&s->loose, raw, &pos)) {
+		loc->pack = NULL;
+		loc->off = 0;
+		loc->dir = s->loose.dirs[pos];
+		loc->id = s->loose.ids + pos * s->rawsz;
+		return true;
+	}
+	return false;
+}
+
+static int
+cmp_ids(const void *a, const void *b, void *rawsz)
+{
+	return memcmp(a, b, *(size_t *)rawsz);
+}
+
+int
+snapshot_list(const struct snapshot *s, unsigned b, unsigned char **ids,
+    size_t *nr)
+{
+	size_t total = 0, n = 0, rawsz = s->rawsz;
+	uint32_t lo, hi;
+	unsigned char *all;
+
+	*ids = NULL;
+	*nr = 0;
+	for (size_t i = 0; i < s->npacks; i++) {
+		idx_range(&s->packs[i]->idx, b, &lo, &hi);
+		total += hi - lo;
+	}
+	lo = b ? s->loose.fanout[b - 1] : 0;
+	total += s->loose.fanout[b] - lo;
+	if (!(all = malloc(total * rawsz + 1)))
+		return -ENOMEM;
+	for (size_t i = 0; i < s->npacks; i++) {
+		const struct idx *idx = &s->packs[i]->idx;
+
+		idx_range(idx, b, &lo, &hi);
+		for (uint32_t k = lo; k < hi; k++)
+			memcpy(all + n++ * rawsz, idx_oid(idx, k), rawsz);
+	}
+	lo = b ? s->loose.fanout[b - 1] : 0;
+	memcpy(all + n * rawsz, s->loose.ids + (size_t)lo * rawsz,
+	    (s->loose.fanout[b] - lo) * rawsz);
+	n += s->loose.fanout[b] - lo;
+	qsort_r(all, n, rawsz, cmp_ids, &rawsz);
+	*nr = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!*nr || memcmp(all + (*nr - 1) * rawsz, all + i * rawsz,
+		    rawsz))
+			memmove(all + (*nr)++ * rawsz, all + i * rawsz, rawsz);
+	*ids = all;
+	return 0;
+}
+
+bool
+snapshot_has_prefix(const struct snapshot *s, unsigned b)
+{
+	uint32_t lo, hi;
+
+	for (size_t i = 0; i < s->npacks; i++) {
+		idx_range(&s->packs[i]->idx, b, &lo, &hi);
+		if (hi > lo)
+			return true;
+	}
+	return s->loose.fanout[b] > (b ? s->loose.fanout[b - 1] : 0);
+}

@@ -1,0 +1,57 @@
+/*
+ * snapshot: an immutable view of the object database: the packs that were
+ * there and the loose ids that were there when it was built.
+ *
+ * Readers find a snapshot through odb.c with one atomic load and never see
+ * it change; a refresh builds a new one (reusing the packs that did not
+ * change) and publishes it. A lookup that misses touches only memory: each
+ * pack's mapped index and the sorted loose set.
+ */
+#ifndef ODBFS_SNAPSHOT_H
+#define ODBFS_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loose.h"
+#include "pack.h"
+#include "repo.h"
+
+struct snapshot {
+	size_t rawsz;
+	struct pack **packs;	/* one reference each */
+	size_t npacks;
+	struct looseset loose;
+	char **objdirs;		/* copies of the repository's, for loose reads */
+	size_t nobjdirs;
+};
+
+/* Where an object is: in a pack at an offset, or loose in a directory. */
+struct objloc {
+	struct pack *pack;	/* NULL: loose; valid while the snapshot is */
+	uint64_t off;
+	unsigned dir;
+	const unsigned char *id;	/* loose: its id, in the snapshot */
+};
+
+/*
+ * Build a snapshot of repo's object directories. Packs of prev (may be
+ * NULL) whose files did not change are shared rather than reopened.
+ */
+int snapshot_build(const struct repo *repo, const struct snapshot *prev,
+    struct snapshot **out);
+void snapshot_free(struct snapshot *s);
+
+/* True, with *loc set, when the snapshot holds raw. Never a syscall. */
+bool snapshot_find(const struct snapshot *s, const unsigned char *raw,
+    struct objloc *loc);
+
+/* Every id whose first byte is b, sorted and without duplicates. */
+int snapshot_list(const struct snapshot *s, unsigned b, unsigned char **ids,
+    size_t *nr);
+
+/* True when some object's id begins with byte b. */
+bool snapshot_has_prefix(const struct snapshot *s, unsigned b);
+
+#endif
