@@ -1,0 +1,28 @@
+/*
+ * odbfs: the daemon's shared state, set up by main.c before the session
+ * starts and read (never written) by the handlers in ops.c.
+ */
+#ifndef ODBFS_ODBFS_H
+#define ODBFS_ODBFS_H
+
+#define FUSE_USE_VERSION 34
+#include <fuse_lowlevel.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "odb.h"
+
+/* Objects never change: the kernel may keep what it learns for a day. */
+#define ODBFS_TIMEOUT_IMMUTABLE 86400.0
+
+struct odbfs {
+	struct odb *odb;
+	size_t rawsz;
+	uid_t uid;
+	gid_t gid;
+	double negative_timeout;	/* -o negative_timeout= */
+};
+
+extern const struct fuse_lowlevel_ops odbfs_ops;
+
+#endif
