@@ -79,3 +79,8 @@ clean:
 	rm -f odbfs odbfs-cat store/*.o store/*.a fs/*.o tests/unit/unit
 
 .PHONY: all deps check demo install uninstall clean
+
+bench/lookup: bench/lookup.c store/libodbstore.a
+	$(CC) $(CFLAGS) $(STORE_CFLAGS) -Istore $(shell $(PKG_CONFIG) --cflags libgit2) \
+		-o $@ $< store/libodbstore.a $(STORE_LIBS) \
+		$(shell $(PKG_CONFIG) --libs libgit2) $(LDFLAGS)

@@ -128,25 +128,52 @@ idx_range(const struct idx *idx, unsigned b, uint32_t *lo, uint32_t *hi)
 	*hi = be32(idx->fanout + 4 * b);
 }
 
+#define IDX_INTERPOLATE 6
+
+/* The 64 bits of an id after its first byte, which the fan-out settles. */
+static inline uint64_t
+key_of(const unsigned char *raw)
+{
+	return be64(raw + 1);
+}
+
+/*
+ * Ids are hashes, so within a fan-out bucket their next bytes are uniform:
+ * interpolation finds an id in about three probes where bisection takes
+ * twelve for a million objects, and each probe is a cache miss. After
+ * IDX_INTERPOLATE steps it bisects, so a hostile index cannot make a
+ * lookup cost more than that many probes beyond a binary search.
+ */
 bool
 idx_find(const struct idx *idx, const unsigned char *raw, uint32_t *pos)
 {
+	uint64_t key = key_of(raw), klo = 0, khi = UINT64_MAX;
 	uint32_t lo, hi;
+	unsigned step = 0;
 
 	idx_range(idx, raw[0], &lo, &hi);
 	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int cmp = memcmp(idx_oid(idx, mid) + 1, raw + 1,
-		    idx->rawsz - 1);
+		uint32_t mid;
+		int cmp;
 
+		if (++step > IDX_INTERPOLATE || hi - lo < 8 || key < klo ||
+		    key > khi)
+			mid = lo + (hi - lo) / 2;
+		else
+			mid = lo + (uint32_t)(((unsigned __int128)(key - klo) *
+			    (hi - lo)) / ((unsigned __int128)(khi - klo) + 1));
+		cmp = memcmp(idx_oid(idx, mid) + 1, raw + 1, idx->rawsz - 1);
 		if (!cmp) {
 			*pos = mid;
 			return true;
 		}
-		if (cmp > 0)
+		if (cmp > 0) {
 			hi = mid;
-		else
+			khi = key_of(idx_oid(idx, mid));
+		} else {
 			lo = mid + 1;
+			klo = key_of(idx_oid(idx, mid));
+		}
 	}
 	return false;
 }

@@ -115,10 +115,9 @@ odb_repo(const struct odb *odb)
 bool
 odb_has(struct odb *odb, const unsigned char *raw)
 {
-	struct objloc loc;
 	bool found;
 
-	found = snapshot_find(snap_enter(odb), raw, &loc);
+	found = snapshot_find(snap_enter(odb), raw, NULL);
 	snap_exit();
 	return found;
 }

@@ -3,6 +3,7 @@
  * Built by odb.c at open and on refresh; queried on every lookup.
  *
  *   snapshot_find()            the lookup path: memory only
+ *     filter_has()               one bit per id prefix: most misses end here
  *     pack_find() per pack       -> idx_find(): fan-out, binary search
  *     looseset_find()            -> fan-out, binary search
  */
@@ -16,6 +17,60 @@
 #include "log.h"
 #include "oid.h"
 #include "snapshot.h"
+
+/* About 16 bits per object keep false positives near 1 in 16. */
+#define FILTER_MIN_BITS 16
+#define FILTER_MAX_BITS 28
+
+static inline uint64_t
+prefix64(const unsigned char *raw)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | raw[i];
+	return v;
+}
+
+static inline void
+filter_set(struct snapshot *s, const unsigned char *raw)
+{
+	uint64_t bit = prefix64(raw) >> (64 - s->filter_bits);
+
+	s->filter[bit / 64] |= (uint64_t)1 << (bit % 64);
+}
+
+static inline bool
+filter_has(const struct snapshot *s, const unsigned char *raw)
+{
+	uint64_t bit = prefix64(raw) >> (64 - s->filter_bits);
+
+	return s->filter[bit / 64] >> (bit % 64) & 1;
+}
+
+static int
+filter_build(struct snapshot *s)
+{
+	size_t total = s->loose.nr;
+	unsigned bits = FILTER_MIN_BITS;
+
+	for (size_t i = 0; i < s->npacks; i++)
+		total += s->packs[i]->idx.nr;
+	while (bits < FILTER_MAX_BITS && ((size_t)1 << bits) < 16 * total)
+		bits++;
+	s->filter_bits = bits;
+	if (!(s->filter = calloc(((size_t)1 << bits) / 64, sizeof(uint64_t))))
+		return -ENOMEM;
+	for (size_t i = 0; i < s->npacks; i++) {
+		const struct idx *idx = &s->packs[i]->idx;
+
+		for (uint32_t k = 0; k < idx->nr; k++)
+			filter_set(s, idx_oid(idx, k));
+	}
+	for (size_t k = 0; k < s->loose.nr; k++)
+		filter_set(s, s->loose.ids + k * s->rawsz);
+	return 0;
+}
 
 static int
 add_pack(struct snapshot *s, struct pack *p)
@@ -125,7 +180,7 @@ snapshot_build(const struct repo *repo, const struct snapshot *prev,
 			goto fail;
 	ret = looseset_scan(&s->loose, repo->objdirs, repo->nobjdirs,
 	    repo->rawsz);
-	if (ret < 0)
+	if (ret < 0 || (ret = filter_build(s)) < 0)
 		goto fail;
 	*out = s;
 	return 0;
@@ -143,6 +198,7 @@ snapshot_free(struct snapshot *s)
 		pack_unref(s->packs[i]);
 	free(s->packs);
 	looseset_free(&s->loose);
+	free(s->filter);
 	for (size_t i = 0; i < s->nobjdirs; i++)
 		free(s->objdirs[i]);
 	free(s->objdirs);
@@ -153,23 +209,31 @@ bool
 snapshot_find(const struct snapshot *s, const unsigned char *raw,
     struct objloc *loc)
 {
+	uint32_t ipos;
 	size_t pos;
 
-	for (size_t i = 0; i < s->npacks; i++)
-		if (pack_find(s->packs[i], raw, &loc->off)) {
+	if (!filter_has(s, raw))
+		return false;
+	for (size_t i = 0; i < s->npacks; i++) {
+		if (!loc) {
+			if (idx_find(&s->packs[i]->idx, raw, &ipos))
+				return true;
+		} else if (pack_find(s->packs[i], raw, &loc->off)) {
 			loc->pack = s->packs[i];
 			loc->dir = s->packs[i]->dir;
 			loc->id = NULL;
 			return true;
 		}
-	if (looseset_find(&s->loose, raw, &pos)) {
+	}
+	if (!looseset_find(&s->loose, raw, &pos))
+		return false;
+	if (loc) {
 		loc->pack = NULL;
 		loc->off = 0;
 		loc->dir = s->loose.dirs[pos];
 		loc->id = s->loose.ids + pos * s->rawsz;
-		return true;
 	}
-	return false;
+	return true;
 }
 
 static int

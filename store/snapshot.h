@@ -25,6 +25,13 @@ struct snapshot {
 	struct looseset loose;
 	char **objdirs;		/* copies of the repository's, for loose reads */
 	size_t nobjdirs;
+	/*
+	 * One bit for each value of an id's first filter_bits bits, set when
+	 * some object's id begins so: a clear bit proves a miss with one
+	 * memory access, however many packs there are.
+	 */
+	uint64_t *filter;
+	unsigned filter_bits;
 };
 
 /* Where an object is: in a pack at an offset, or loose in a directory. */
@@ -43,7 +50,10 @@ int snapshot_build(const struct repo *repo, const struct snapshot *prev,
     struct snapshot **out);
 void snapshot_free(struct snapshot *s);
 
-/* True, with *loc set, when the snapshot holds raw. Never a syscall. */
+/*
+ * True when the snapshot holds raw, with *loc set unless loc is NULL (a
+ * bare existence check, which saves reading the offset). Memory only.
+ */
 bool snapshot_find(const struct snapshot *s, const unsigned char *raw,
     struct objloc *loc);
 
