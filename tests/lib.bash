@@ -1,0 +1,132 @@
+# Shared helpers for the bats suites. Load with: load lib
+#
+# Every repository is built with real git at fixed dates, so runs are
+# reproducible; every check compares what odbfs serves with git cat-file.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ODBFS="$TOP/odbfs"
+ODBFS_CAT="$TOP/odbfs-cat"
+
+export GIT_AUTHOR_NAME="A U Thor" GIT_AUTHOR_EMAIL="author@example.com"
+export GIT_COMMITTER_NAME="C O Mitter" GIT_COMMITTER_EMAIL="committer@example.com"
+export GIT_AUTHOR_DATE="1700000000 +0000" GIT_COMMITTER_DATE="1700000000 +0000"
+export GIT_CONFIG_NOSYSTEM=1 HOME="${BATS_TMPDIR:-/tmp}"
+export GIT_CONFIG_GLOBAL=/dev/null
+
+# mount_odbfs REPO MNT [options...]: start the daemon in the foreground, in
+# the background of the test, and wait until the mount is there. The pid
+# is left in $ODBFS_PID and the daemon's stderr in $MNT.log.
+mount_odbfs() {
+	local repo=$1 mnt=$2
+	shift 2
+	mkdir -p "$mnt"
+	"$ODBFS" -f "$@" "$repo" "$mnt" 2>"$mnt.log" 3>&- &
+	ODBFS_PID=$!
+	for _ in $(seq 1 100); do
+		mountpoint -q "$mnt" && return 0
+		kill -0 "$ODBFS_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "odbfs did not mount $repo on $mnt:" >&2
+	cat "$mnt.log" >&2
+	return 1
+}
+
+# unmount_odbfs MNT: unmount and wait for the daemon; its status is in
+# $ODBFS_STATUS.
+unmount_odbfs() {
+	local mnt=$1
+	mountpoint -q "$mnt" && fusermount3 -u "$mnt"
+	ODBFS_STATUS=0
+	if [ -n "${ODBFS_PID:-}" ]; then
+		wait "$ODBFS_PID" || ODBFS_STATUS=$?
+		ODBFS_PID=
+	fi
+	return 0
+}
+
+# all_ids REPO: every object id of the repository, one a line.
+all_ids() {
+	git -C "$1" cat-file --batch-all-objects --batch-check='%(objectname)'
+}
+
+# check_mount_objects REPO MNT: every object read through the mount is
+# byte-identical to git cat-file, with the same size and type.
+check_mount_objects() {
+	local repo=$1 mnt=$2 id type size bad=0 n=0
+	while read -r id type size; do
+		n=$((n + 1))
+		if ! git -C "$repo" cat-file "$type" "$id" | cmp -s - "$mnt/objects/$id"; then
+			echo "content differs: $id ($type)" >&2; bad=$((bad + 1))
+		fi
+		if [ "$(stat -c %s "$mnt/objects/$id")" != "$size" ]; then
+			echo "size differs: $id" >&2; bad=$((bad + 1))
+		fi
+	done < <(git -C "$repo" cat-file --batch-all-objects --batch-check)
+	[ "$n" -gt 0 ] || { echo "no objects in $repo" >&2; return 1; }
+	[ "$bad" -eq 0 ]
+}
+
+# check_cat_objects REPO: odbfs-cat --batch equals git cat-file --batch.
+check_cat_objects() {
+	local repo=$1
+	all_ids "$repo" >"$BATS_TEST_TMPDIR/ids"
+	git -C "$repo" cat-file --batch <"$BATS_TEST_TMPDIR/ids" >"$BATS_TEST_TMPDIR/want"
+	"$ODBFS_CAT" --batch "$repo" <"$BATS_TEST_TMPDIR/ids" >"$BATS_TEST_TMPDIR/got"
+	cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+}
+
+# add_commits REPO FROM TO: commits FROM..TO of a small history, each at its
+# own fixed date: a text file edited line by line (so packs hold deltas), a
+# subdirectory, an executable, a symlink that changes target, an empty
+# file, a binary file that comes and goes, and an annotated tag every ten
+# commits.
+add_commits() {
+	local repo=$1 i
+	for i in $(seq "$2" "$3"); do
+		(
+			set -e
+			cd "$repo"
+			GIT_AUTHOR_DATE="$((1700000000 + i * 3600)) +0000"
+			GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
+			export GIT_AUTHOR_DATE GIT_COMMITTER_DATE
+			mkdir -p sub/deeper
+			if [ ! -f README ]; then
+				seq 1 300 | sed 's/^/line number /' >README
+			fi
+			sed -i "$((i * 7 % 300 + 1))s/\$/ (changed in commit $i)/" README
+			printf 'int f%d(void) { return %d; }\n' "$i" "$i" >>sub/code.c
+			if [ $((i % 3)) -eq 0 ] || [ ! -f sub/deeper/data.txt ]; then
+				seq "$i" $((i * 40)) >sub/deeper/data.txt
+			fi
+			printf '#!/bin/sh\necho %d\n' "$i" >tool.sh
+			chmod 755 tool.sh
+			if [ $((i % 10)) -eq 5 ]; then
+				ln -sfn sub/deeper/data.txt link
+			elif [ ! -L link ] || [ $((i % 10)) -eq 1 ]; then
+				ln -sfn README link
+			fi
+			: >empty
+			if [ $((i % 20)) -eq 4 ]; then
+				printf '\000\001\002\377binary %d' "$i" >blob.bin
+			elif [ $((i % 20)) -eq 12 ]; then
+				rm -f blob.bin
+			fi
+			git add -A
+			git commit -q -m "commit $i"
+			if [ $((i % 10)) -eq 0 ]; then
+				git tag -a -m "release $i" "v$i"
+			fi
+		) || return 1
+	done
+}
+
+# make_history REPO [git init options...]: a new repository with 20 commits
+# of add_commits, all loose.
+make_history() {
+	local repo=$1
+	shift
+	git init -q "$@" "$repo" &&
+		git -C "$repo" config gc.auto 0 &&
+		add_commits "$repo" 1 20
+}
