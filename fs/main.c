@@ -16,8 +16,11 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "miss.h"
 #include "node.h"
 #include "odbfs.h"
+#include "oid.h"
+#include "watch.h"
 
 #ifndef ODBFS_VERSION
 #define ODBFS_VERSION "unknown"
@@ -26,13 +29,71 @@
 struct config {
 	char *repo;
 	double negative_timeout;
+	char *refresh;		/* watch, never, poll=SECONDS */
 };
 
 #define OPT(t, p) { t, offsetof(struct config, p), 1 }
 static const struct fuse_opt config_opts[] = {
 	OPT("negative_timeout=%lf", negative_timeout),
+	OPT("refresh=%s", refresh),
 	FUSE_OPT_END
 };
+
+/* -o refresh=: 0 watch, N poll every N seconds, -1 never; -2 if invalid. */
+static long
+parse_refresh(const char *s)
+{
+	char *end;
+	long n;
+
+	if (!s || !strcmp(s, "watch"))
+		return 0;
+	if (!strcmp(s, "never"))
+		return -1;
+	if (strncmp(s, "poll=", 5))
+		return -2;
+	n = strtol(s + 5, &end, 10);
+	return *end || end == s + 5 || n < 1 || n > 86400 ? -2 : n;
+}
+
+static bool
+has_object(void *fs, const unsigned char *raw)
+{
+	return odb_has(((struct odbfs *)fs)->odb, raw);
+}
+
+static void
+drop_negative(void *arg, const unsigned char *raw)
+{
+	struct odbfs *fs = arg;
+	char hex[OID_HEXSZ_MAX + 1];
+	size_t len = 2 * fs->rawsz;
+
+	oid_to_hex(hex, raw, fs->rawsz);
+	fuse_lowlevel_notify_inval_entry(fs->se, node_nodeid(node_objects()),
+	    hex, len);
+	fuse_lowlevel_notify_inval_entry(fs->se,
+	    node_nodeid(node_fanout(raw[0])), hex, len);
+}
+
+void
+odbfs_published(void *arg)
+{
+	struct odbfs *fs = arg;
+	char name[3];
+
+	miss_sweep(fs->rawsz, has_object, drop_negative, fs);
+	for (unsigned b = 0; b < 256; b++) {
+		bool now = odb_has_prefix(fs->odb, b);
+
+		if (now == fs->prefixes[b])
+			continue;
+		fs->prefixes[b] = now;
+		snprintf(name, sizeof(name), "%02x", b);
+		fuse_lowlevel_notify_inval_entry(fs->se,
+		    node_nodeid(node_objects()), name, 2);
+	}
+}
 
 /* The first non-option argument is REPO; the second, the mountpoint. */
 static int
@@ -55,7 +116,9 @@ usage(const char *prog)
 	    "Mount the object database of the git repository REPO read-only.\n\n"
 	    "odbfs options:\n"
 	    "    -o negative_timeout=T  seconds the kernel may cache a miss "
-	    "(default 1)\n\n", prog);
+	    "(default 1)\n"
+	    "    -o refresh=MODE        watch (default: inotify), poll=SECONDS,"
+	    " or never\n\n", prog);
 }
 
 static void
@@ -101,8 +164,10 @@ main(int argc, char **argv)
 	struct fuse_loop_config loop = { 0 };
 	struct fuse_session *se = NULL;
 	struct odbfs fs = { 0 };
+	struct watch *watch = NULL;
 	const char *why;
-	int ret = 1;
+	long refresh;
+	int ret = 1, err;
 
 	if (fuse_opt_parse(&args, &conf, config_opts, take_repo) != 0 ||
 	    fuse_parse_cmdline(&args, &opts) != 0)
@@ -126,6 +191,11 @@ main(int argc, char **argv)
 		    "REPO and MOUNTPOINT", argv[0], argv[0]);
 		goto out;
 	}
+	if ((refresh = parse_refresh(conf.refresh)) == -2) {
+		fprintf(stderr, "odbfs: refresh=%s: expected watch, never or "
+		    "poll=SECONDS\n", conf.refresh);
+		goto out;
+	}
 	if (conf.negative_timeout < 0) {
 		fprintf(stderr, "odbfs: negative_timeout must not be "
 		    "negative\n");
@@ -140,6 +210,8 @@ main(int argc, char **argv)
 	fs.gid = getgid();
 	fs.negative_timeout = conf.negative_timeout;
 	node_init(fs.rawsz);
+	for (unsigned b = 0; b < 256; b++)
+		fs.prefixes[b] = odb_has_prefix(fs.odb, b);
 
 	if (add_mount_opts(&args, odb_repo(fs.odb)->gitdir) != 0)
 		goto out;
@@ -155,6 +227,14 @@ main(int argc, char **argv)
 		log_set_sink(to_syslog, LOGL_INFO);
 	}
 	fuse_daemonize(opts.foreground);
+	fs.se = se;
+	/* After daemonizing: a thread would not survive the fork. */
+	if (refresh >= 0 && (err = watch_start(fs.odb, (unsigned)refresh,
+	    odbfs_published, &fs, &watch)) < 0) {
+		log_msg(LOGL_ERROR, "%s: cannot watch for changes: %s",
+		    conf.repo, strerror(-err));
+		goto out_unmount;
+	}
 	if (opts.singlethread) {
 		ret = fuse_session_loop(se);
 	} else {
@@ -166,6 +246,8 @@ main(int argc, char **argv)
 	}
 	/* A positive value is the signal that ended the loop: a clean end. */
 	ret = ret < 0 ? 1 : 0;
+	watch_stop(watch);
+out_unmount:
 	fuse_session_unmount(se);
 out_handlers:
 	fuse_remove_signal_handlers(se);
@@ -175,6 +257,7 @@ out:
 	odb_close(fs.odb);
 	free(opts.mountpoint);
 	free(conf.repo);
+	free(conf.refresh);
 	fuse_opt_free_args(&args);
 	return ret;
 }

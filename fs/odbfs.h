@@ -21,7 +21,12 @@ struct odbfs {
 	uid_t uid;
 	gid_t gid;
 	double negative_timeout;	/* -o negative_timeout= */
+	struct fuse_session *se;	/* for cache invalidation */
+	bool prefixes[256];		/* watcher thread only: fan-outs shown */
 };
+
+/* After a new snapshot: drop kernel entries that are now wrong. */
+void odbfs_published(void *fs);
 
 extern const struct fuse_lowlevel_ops odbfs_ops;
 

@@ -6,6 +6,8 @@
  *   odbfs_lookup()
  *     name_to_id()     a full lowercase id, or ENOENT with no lookup
  *     odb_has()        memory only (see store/odb.c)
+ *     miss_note()      a few relaxed atomic stores, so the entry can be
+ *                      invalidated when the object arrives
  *     reply_negative() a negative entry the kernel may cache
  *
  * No handler makes a system call for a miss; reading an object opens it
@@ -20,6 +22,7 @@
 #include <sys/statvfs.h>
 
 #include "log.h"
+#include "miss.h"
 #include "node.h"
 #include "odbfs.h"
 #include "oid.h"
@@ -101,6 +104,7 @@ lookup_object(fuse_req_t req, const unsigned char *id)
 	int ret;
 
 	if (!odb_has(fs->odb, id)) {
+		miss_note(id, fs->rawsz);
 		reply_negative(req);
 		return;
 	}

@@ -141,6 +141,93 @@ out:
 	return ret;
 }
 
+static int
+cmp_touch(const void *a, const void *b, void *rawsz)
+{
+	const struct loose_touch *x = a, *y = b;
+	int c = memcmp(x->id, y->id, *(size_t *)rawsz);
+
+	return c ? c : (x->dir > y->dir) - (x->dir < y->dir);
+}
+
+/* Is there a regular loose file for raw in dir? */
+static bool
+loose_exists(const char *dir, const unsigned char *raw, size_t rawsz)
+{
+	char hex[OID_HEXSZ_MAX + 1], path[4096];
+	struct stat st;
+
+	oid_to_hex(hex, raw, rawsz);
+	snprintf(path, sizeof(path), "%s/%.2s/%s", dir, hex, hex + 2);
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int
+looseset_update(struct looseset *set, const struct looseset *prev,
+    struct loose_touch *touched, size_t n, char *const *dirs)
+{
+	size_t rawsz = prev->rawsz, i = 0, t = 0, out = 0;
+
+	memset(set, 0, sizeof(*set));
+	set->rawsz = rawsz;
+	qsort_r(touched, n, sizeof(*touched), cmp_touch, &rawsz);
+	set->ids = malloc((prev->nr + n) * rawsz + 1);
+	set->dirs = malloc(prev->nr + n + 1);
+	if (!set->ids || !set->dirs) {
+		looseset_free(set);
+		return -ENOMEM;
+	}
+	/* Merge prev with the touched ids, both sorted. */
+	while (i < prev->nr || t < n) {
+		const unsigned char *pid = prev->ids + i * rawsz;
+		int c = i == prev->nr ? 1 : t == n ? -1 :
+		    memcmp(pid, touched[t].id, rawsz);
+		const unsigned char *id;
+		unsigned dir;
+
+		if (c < 0) {
+			id = pid;
+			dir = prev->dirs[i++];
+		} else {
+			/* Every touch of this id decides, in any directory. */
+			const unsigned char *tid = touched[t].id;
+			bool keep = false;
+
+			dir = 0;
+			if (c == 0) {
+				keep = true;
+				dir = prev->dirs[i++];
+			}
+			for (; t < n && !memcmp(touched[t].id, tid, rawsz);
+			    t++) {
+				bool there = loose_exists(dirs[touched[t].dir],
+				    tid, rawsz);
+
+				if (there && !keep) {
+					keep = true;
+					dir = touched[t].dir;
+				} else if (!there && keep &&
+				    dir == touched[t].dir) {
+					keep = false;
+				}
+			}
+			if (!keep)
+				continue;
+			id = tid;
+		}
+		if (out && !memcmp(set->ids + (out - 1) * rawsz, id, rawsz))
+			continue;
+		memcpy(set->ids + out * rawsz, id, rawsz);
+		set->dirs[out] = (unsigned char)dir;
+		set->fanout[id[0]]++;
+		out++;
+	}
+	set->nr = out;
+	for (unsigned b = 1; b < 256; b++)
+		set->fanout[b] += set->fanout[b - 1];
+	return 0;
+}
+
 void
 looseset_free(struct looseset *set)
 {

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "object.h"
+#include "oid.h"
 
 #define LOOSE_MAX_HEADER 32
 
@@ -39,6 +40,20 @@ struct looseset {
 int looseset_scan(struct looseset *set, char *const *dirs, size_t ndirs,
     size_t rawsz);
 void looseset_free(struct looseset *set);
+
+/* A loose id whose file was created or deleted in object directory dir. */
+struct loose_touch {
+	unsigned char id[OID_RAWSZ_MAX];
+	unsigned dir;
+};
+
+/*
+ * *set becomes a copy of prev with each touched id added or removed as its
+ * file now is (a file system check per touched id, none for the others).
+ * touched is sorted in place.
+ */
+int looseset_update(struct looseset *set, const struct looseset *prev,
+    struct loose_touch *touched, size_t n, char *const *dirs);
 
 /* True, with *pos set, when raw is in the set. */
 bool looseset_find(const struct looseset *set, const unsigned char *raw,

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <urcu/urcu-memb.h>
 
 #include "odb.h"
@@ -122,30 +123,53 @@ odb_has(struct odb *odb, const unsigned char *raw)
 	return found;
 }
 
+/*
+ * git deletes loose files once it has packed them. A reader whose snapshot
+ * still lists such a file finds it gone; rather than fail, the store is
+ * rescanned and the lookup tried once more.
+ */
+static bool
+vanished(int ret, bool found, const struct objloc *loc)
+{
+	return ret == -ENOENT && found && !loc->pack;
+}
+
 int
 odb_info(struct odb *odb, const unsigned char *raw, struct objinfo *info)
 {
-	struct snapshot *s = snap_enter(odb);
-	struct objloc loc;
-	int ret = -ENOENT;
+	struct objloc loc = { 0 };
+	bool found;
+	int ret, tries = 0;
 
-	if (snapshot_find(s, raw, &loc))
-		ret = unpack_info(s, &loc, info);
-	snap_exit();
+	do {
+		struct snapshot *s = snap_enter(odb);
+
+		ret = -ENOENT;
+		if ((found = snapshot_find(s, raw, &loc)))
+			ret = unpack_info(s, &loc, info);
+		snap_exit();
+	} while (vanished(ret, found, &loc) && tries++ == 0 &&
+	    odb_refresh(odb) == 0);
 	return ret;
 }
 
 int
 odb_reader_open(struct odb *odb, const unsigned char *raw, struct reader **out)
 {
-	struct snapshot *s = snap_enter(odb);
-	struct objloc loc;
-	int ret = -ENOENT;
+	struct objloc loc = { 0 };
+	bool found;
+	int ret, tries = 0;
 
 	*out = NULL;
-	if (snapshot_find(s, raw, &loc))
-		ret = reader_open(s, &loc, out);
-	snap_exit();
+	do {
+		struct snapshot *s = snap_enter(odb);
+
+		ret = -ENOENT;
+		if ((found = snapshot_find(s, raw, &loc)))
+			ret = reader_open(s, &loc, out);
+		snap_exit();
+	} while (vanished(ret, found, &loc) && tries++ == 0 &&
+	    odb_refresh(odb) == 0);
 	return ret;
 }
 
@@ -178,19 +202,56 @@ odb_counts(struct odb *odb, size_t *npacks, size_t *nloose)
 }
 
 int
-odb_refresh(struct odb *odb)
+odb_update(struct odb *odb, struct snapshot_change *change,
+    bool reload_alternates)
 {
+	struct snapshot_change full = { .full = true };
 	struct snapshot *fresh, *old;
-	int ret;
+	int ret = 0;
 
 	pthread_mutex_lock(&odb->refresh_lock);
+	if (reload_alternates) {
+		ret = repo_reload_objdirs(odb->repo);
+		change = &full;
+	}
 	/* odb->snap changes only under refresh_lock: no read lock needed. */
-	ret = snapshot_build(odb->repo, odb->snap, &fresh);
+	if (ret == 0)
+		ret = snapshot_update(odb->repo, odb->snap, change, &fresh);
 	if (ret == 0) {
 		old = rcu_xchg_pointer(&odb->snap, fresh);
 		urcu_memb_synchronize_rcu();
 		snapshot_free(old);
 	}
 	pthread_mutex_unlock(&odb->refresh_lock);
+	return ret;
+}
+
+int
+odb_refresh(struct odb *odb)
+{
+	struct snapshot_change full = { .full = true };
+
+	return odb_update(odb, &full, false);
+}
+
+int
+odb_objdirs(struct odb *odb, char ***dirs, size_t *n)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&odb->refresh_lock);
+	*n = odb->repo->nobjdirs;
+	if (!(*dirs = calloc(*n + 1, sizeof(char *))))
+		ret = -ENOMEM;
+	for (size_t i = 0; ret == 0 && i < *n; i++)
+		if (!((*dirs)[i] = strdup(odb->repo->objdirs[i])))
+			ret = -ENOMEM;
+	pthread_mutex_unlock(&odb->refresh_lock);
+	if (ret < 0) {
+		for (size_t i = 0; *dirs && i < *n; i++)
+			free((*dirs)[i]);
+		free(*dirs);
+		*dirs = NULL;
+	}
 	return ret;
 }

@@ -52,7 +52,23 @@ bool odb_has_prefix(struct odb *odb, unsigned b);
 /* Counts of the current snapshot, for logs and statistics. */
 void odb_counts(struct odb *odb, size_t *npacks, size_t *nloose);
 
+struct snapshot_change;
+
 /* Build a fresh snapshot from disk and publish it. */
 int odb_refresh(struct odb *odb);
+
+/*
+ * Publish a snapshot with change applied to the current one; see
+ * snapshot_update(). With reload_alternates, the object directories are
+ * read again first (and everything rescanned).
+ */
+int odb_update(struct odb *odb, struct snapshot_change *change,
+    bool reload_alternates);
+
+/*
+ * The object directories of the current snapshot, for the watcher: a
+ * malloc'd array of malloc'd strings (free each and the array).
+ */
+int odb_objdirs(struct odb *odb, char ***dirs, size_t *n);
 
 #endif

@@ -314,6 +314,31 @@ fail:
 	return ret;
 }
 
+int
+repo_reload_objdirs(struct repo *repo)
+{
+	struct repo fresh = { .commondir = repo->commondir };
+	char *objects;
+	int ret;
+
+	if (!(objects = join(repo->commondir, "objects")))
+		return -ENOMEM;
+	ret = add_objdir(&fresh, objects, 0);
+	free(objects);
+	if (ret < 0) {
+		for (size_t i = 0; i < fresh.nobjdirs; i++)
+			free(fresh.objdirs[i]);
+		free(fresh.objdirs);
+		return ret;
+	}
+	for (size_t i = 0; i < repo->nobjdirs; i++)
+		free(repo->objdirs[i]);
+	free(repo->objdirs);
+	repo->objdirs = fresh.objdirs;
+	repo->nobjdirs = fresh.nobjdirs;
+	return 0;
+}
+
 void
 repo_free(struct repo *repo)
 {

@@ -30,6 +30,9 @@ struct repo {
 int repo_open(const char *path, struct repo **out, const char **why);
 void repo_free(struct repo *repo);
 
+/* Read the alternates again, replacing repo->objdirs. */
+int repo_reload_objdirs(struct repo *repo);
+
 /*
  * Read a small text file whole (at most max bytes, NUL-terminated). *out is
  * malloc'd. Symlinks are followed: git's own files may be links.

@@ -48,10 +48,14 @@ filter_has(const struct snapshot *s, const unsigned char *raw)
 	return s->filter[bit / 64] >> (bit % 64) & 1;
 }
 
+/*
+ * Build s's filter. With prev (whose packs s shares), prev's filter is copied and the new ids set: bits of ids that
+ * went away stay set, which costs a little precision and no correctness.
+ */
 static int
-filter_build(struct snapshot *s)
+filter_build(struct snapshot *s, const struct snapshot *prev)
 {
-	size_t total = s->loose.nr;
+	size_t total = s->loose.nr, words;
 	unsigned bits = FILTER_MIN_BITS;
 
 	for (size_t i = 0; i < s->npacks; i++)
@@ -59,7 +63,16 @@ filter_build(struct snapshot *s)
 	while (bits < FILTER_MAX_BITS && ((size_t)1 << bits) < 16 * total)
 		bits++;
 	s->filter_bits = bits;
-	if (!(s->filter = calloc(((size_t)1 << bits) / 64, sizeof(uint64_t))))
+	words = ((size_t)1 << bits) / 64;
+	if (prev && prev->filter_bits == bits) {
+		if (!(s->filter = malloc(words * sizeof(uint64_t))))
+			return -ENOMEM;
+		memcpy(s->filter, prev->filter, words * sizeof(uint64_t));
+		for (size_t k = 0; k < s->loose.nr; k++)
+			filter_set(s, s->loose.ids + k * s->rawsz);
+		return 0;
+	}
+	if (!(s->filter = calloc(words, sizeof(uint64_t))))
 		return -ENOMEM;
 	for (size_t i = 0; i < s->npacks; i++) {
 		const struct idx *idx = &s->packs[i]->idx;
@@ -180,7 +193,52 @@ snapshot_build(const struct repo *repo, const struct snapshot *prev,
 			goto fail;
 	ret = looseset_scan(&s->loose, repo->objdirs, repo->nobjdirs,
 	    repo->rawsz);
-	if (ret < 0 || (ret = filter_build(s)) < 0)
+	if (ret < 0 || (ret = filter_build(s, NULL)) < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	snapshot_free(s);
+	return ret;
+}
+
+int
+snapshot_update(const struct repo *repo, const struct snapshot *prev,
+    struct snapshot_change *change, struct snapshot **out)
+{
+	struct snapshot *s;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	if (change->full || !prev || prev->nobjdirs != repo->nobjdirs)
+		return snapshot_build(repo, prev, out);
+	if (!(s = calloc(1, sizeof(*s))))
+		return -ENOMEM;
+	s->rawsz = repo->rawsz;
+	if (!(s->objdirs = calloc(repo->nobjdirs, sizeof(char *))))
+		goto fail;
+	for (; s->nobjdirs < repo->nobjdirs; s->nobjdirs++)
+		if (!(s->objdirs[s->nobjdirs] =
+		    strdup(repo->objdirs[s->nobjdirs])))
+			goto fail;
+	if (change->packs) {
+		for (size_t i = 0; i < repo->nobjdirs; i++)
+			if ((ret = scan_packs(s, repo->objdirs[i], (unsigned)i,
+			    prev)) < 0)
+				goto fail;
+	} else {
+		for (size_t i = 0; i < prev->npacks; i++)
+			if ((ret = add_pack(s, pack_ref(prev->packs[i]))) < 0) {
+				pack_unref(prev->packs[i]);
+				goto fail;
+			}
+	}
+	ret = looseset_update(&s->loose, &prev->loose, change->touched,
+	    change->ntouched, repo->objdirs);
+	if (ret < 0)
+		goto fail;
+	ret = filter_build(s, change->packs ? NULL : prev);
+	if (ret < 0)
 		goto fail;
 	*out = s;
 	return 0;

@@ -50,6 +50,22 @@ int snapshot_build(const struct repo *repo, const struct snapshot *prev,
     struct snapshot **out);
 void snapshot_free(struct snapshot *s);
 
+/* What changed on disk since a snapshot was built. */
+struct snapshot_change {
+	bool full;			/* rescan everything */
+	bool packs;			/* some pack directory changed */
+	struct loose_touch *touched;	/* loose files created or deleted */
+	size_t ntouched;
+};
+
+/*
+ * A new snapshot: prev with change applied. Packs are rescanned only when
+ * change->packs says so (unchanged ones are shared), loose ids only where
+ * touched; change->full rebuilds from scratch.
+ */
+int snapshot_update(const struct repo *repo, const struct snapshot *prev,
+    struct snapshot_change *change, struct snapshot **out);
+
 /*
  * True when the snapshot holds raw, with *loc set unless loc is NULL (a
  * bare existence check, which saves reading the offset). Memory only.

@@ -1,0 +1,55 @@
+/*
+ * miss: the table of recent misses. Written by ops.c on a lookup that
+ * misses, swept by the watcher callback in main.c.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "miss.h"
+#include "oid.h"
+
+#define WORDS (OID_RAWSZ_MAX / 8)
+
+static _Atomic uint64_t slots[MISS_SLOTS][WORDS];
+
+static size_t
+slot_of(const unsigned char *raw)
+{
+	/* Ids are hashes: any bytes index the table evenly. */
+	return ((size_t)raw[3] << 8 | raw[4]) % MISS_SLOTS;
+}
+
+void
+miss_note(const unsigned char *raw, size_t rawsz)
+{
+	_Atomic uint64_t *slot = slots[slot_of(raw)];
+	uint64_t w[WORDS] = { 0 };
+
+	memcpy(w, raw, rawsz);
+	for (size_t i = 0; i < WORDS; i++)
+		atomic_store_explicit(&slot[i], w[i], memory_order_relaxed);
+}
+
+void
+miss_sweep(size_t rawsz, bool (*found)(void *ctx, const unsigned char *),
+    void (*arrived)(void *ctx, const unsigned char *), void *ctx)
+{
+	for (size_t s = 0; s < MISS_SLOTS; s++) {
+		uint64_t w[WORDS], any = 0;
+		unsigned char raw[OID_RAWSZ_MAX];
+
+		for (size_t i = 0; i < WORDS; i++)
+			any |= w[i] = atomic_load_explicit(&slots[s][i],
+			    memory_order_relaxed);
+		if (!any)
+			continue;
+		memcpy(raw, w, rawsz);
+		if (!found(ctx, raw))
+			continue;
+		arrived(ctx, raw);
+		for (size_t i = 0; i < WORDS; i++)
+			atomic_store_explicit(&slots[s][i], 0,
+			    memory_order_relaxed);
+	}
+}

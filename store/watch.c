@@ -1,0 +1,436 @@
+/*
+ * watch: the watcher thread. Started by the daemon after mounting; calls
+ * odb_update() and the daemon's callback. Nothing here runs on a lookup.
+ *
+ *   run_inotify()
+ *     poll(inotify, stop)         blocks: no timeout
+ *     collect()                   every queued event, then those that
+ *                                 arrive while it reads (non-blocking)
+ *       on_event()                -> snapshot_change
+ *     odb_update()                publish one snapshot for the batch
+ *     published()                 the daemon invalidates kernel caches
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "log.h"
+#include "oid.h"
+#include "snapshot.h"
+#include "watch.h"
+
+enum wkind { W_NONE, W_OBJDIR, W_FANOUT, W_PACKDIR, W_INFO };
+
+struct wentry {
+	enum wkind kind;
+	unsigned dir;		/* object directory number */
+	unsigned byte;		/* W_FANOUT: first byte of its ids */
+};
+
+struct watch {
+	struct odb *odb;
+	unsigned poll_seconds;
+	watch_fn *published;
+	void *ctx;
+	pthread_t thread;
+	int stopfd;		/* eventfd: written once to stop */
+
+	/* Used by the watcher thread only. */
+	int ifd;
+	struct wentry *wds;	/* indexed by watch descriptor */
+	size_t nwds;
+	char **dirs;
+	size_t ndirs;
+	size_t rawsz;
+	struct snapshot_change change;
+	size_t touched_alloc;
+	bool alternates;	/* info/alternates changed */
+	uint64_t signature;	/* poll mode */
+};
+
+#define FANOUT_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | \
+	IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
+#define OBJDIR_MASK (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DELETE_SELF | \
+	IN_MOVE_SELF)
+#define PACKDIR_MASK (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | \
+	IN_MOVED_FROM | IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
+#define INFO_MASK (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | \
+	IN_MOVED_FROM | IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
+
+static void
+free_dirs(struct watch *w)
+{
+	for (size_t i = 0; i < w->ndirs; i++)
+		free(w->dirs[i]);
+	free(w->dirs);
+	w->dirs = NULL;
+	w->ndirs = 0;
+}
+
+static int
+add_watch(struct watch *w, const char *path, uint32_t mask, enum wkind kind,
+    unsigned dir, unsigned byte)
+{
+	int wd = inotify_add_watch(w->ifd, path, mask);
+
+	if (wd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if ((size_t)wd >= w->nwds) {
+		size_t n = (size_t)wd * 2 + 64;
+		struct wentry *grown = realloc(w->wds, n * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + w->nwds, 0, (n - w->nwds) * sizeof(*grown));
+		w->wds = grown;
+		w->nwds = n;
+	}
+	w->wds[wd] = (struct wentry){ kind, dir, byte };
+	return 0;
+}
+
+static int
+touch(struct watch *w, const unsigned char *raw, unsigned dir)
+{
+	struct snapshot_change *c = &w->change;
+
+	if (c->ntouched == w->touched_alloc) {
+		size_t n = w->touched_alloc ? 2 * w->touched_alloc : 256;
+		struct loose_touch *grown = realloc(c->touched,
+		    n * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		c->touched = grown;
+		w->touched_alloc = n;
+	}
+	memcpy(c->touched[c->ntouched].id, raw, w->rawsz);
+	c->touched[c->ntouched++].dir = dir;
+	return 0;
+}
+
+/* A loose file name in fan-out byte: touch it if it is an id. */
+static void
+touch_name(struct watch *w, unsigned dir, unsigned byte, const char *name)
+{
+	char hex[OID_HEXSZ_MAX + 1];
+	unsigned char raw[OID_RAWSZ_MAX];
+
+	if (strlen(name) != 2 * w->rawsz - 2)
+		return;
+	snprintf(hex, sizeof(hex), "%02x%s", byte & 255, name);
+	if (oid_parse_hex(raw, hex, w->rawsz) && touch(w, raw, dir) < 0)
+		w->change.full = true;
+}
+
+/* Watch a fan-out directory, then touch what is already in it. */
+static void
+watch_fanout(struct watch *w, unsigned dir, unsigned byte, bool scan)
+{
+	char path[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%02x", w->dirs[dir], byte & 255);
+	if (add_watch(w, path, FANOUT_MASK, W_FANOUT, dir, byte) < 0) {
+		w->change.full = true;
+		return;
+	}
+	if (!scan || !(d = opendir(path)))
+		return;
+	while ((de = readdir(d)))
+		touch_name(w, dir, byte, de->d_name);
+	closedir(d);
+}
+
+/* (Re)create every watch for the current object directories. */
+static int
+setup(struct watch *w)
+{
+	char path[4096];
+	int ret;
+
+	if (w->ifd >= 0)
+		close(w->ifd);
+	free(w->wds);
+	w->wds = NULL;
+	w->nwds = 0;
+	free_dirs(w);
+	if ((w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
+		return -errno;
+	if ((ret = odb_objdirs(w->odb, &w->dirs, &w->ndirs)) < 0)
+		return ret;
+	for (unsigned d = 0; d < w->ndirs; d++) {
+		const char *o = w->dirs[d];
+
+		if ((ret = add_watch(w, o, OBJDIR_MASK, W_OBJDIR, d, 0)) < 0)
+			return ret;
+		snprintf(path, sizeof(path), "%s/pack", o);
+		if ((ret = add_watch(w, path, PACKDIR_MASK, W_PACKDIR, d,
+		    0)) < 0)
+			return ret;
+		snprintf(path, sizeof(path), "%s/info", o);
+		if ((ret = add_watch(w, path, INFO_MASK, W_INFO, d, 0)) < 0)
+			return ret;
+		for (unsigned b = 0; b < 256; b++)
+			watch_fanout(w, d, b, false);
+	}
+	return 0;
+}
+
+static bool
+is_pack_file(const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(name, "pack-", 5) && n > 9 &&
+	    (!strcmp(name + n - 4, ".idx") || !strcmp(name + n - 5, ".pack"));
+}
+
+static void
+on_event(struct watch *w, const struct inotify_event *ev)
+{
+	const struct wentry *e;
+	int hi, lo;
+
+	if (ev->mask & IN_Q_OVERFLOW) {
+		w->change.full = true;
+		return;
+	}
+	if (ev->wd < 0 || (size_t)ev->wd >= w->nwds)
+		return;
+	e = &w->wds[ev->wd];
+	if (ev->mask & IN_IGNORED) {
+		/* The directory went away (git prune removes empty ones). */
+		if (e->kind == W_PACKDIR || e->kind == W_OBJDIR)
+			w->change.full = true;
+		w->wds[ev->wd].kind = W_NONE;
+		return;
+	}
+	if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
+		if (e->kind != W_FANOUT)
+			w->change.full = true;
+		return;
+	}
+	if (!ev->len)
+		return;
+	switch (e->kind) {
+	case W_OBJDIR:
+		if (!(ev->mask & IN_ISDIR))
+			break;
+		hi = hexval(ev->name[0]);
+		lo = hi < 0 ? -1 : hexval(ev->name[1]);
+		if (lo >= 0 && ev->name[2] == '\0') {
+			watch_fanout(w, e->dir, (unsigned)(hi << 4 | lo), true);
+		} else if (!strcmp(ev->name, "pack") || !strcmp(ev->name,
+		    "info")) {
+			/* New pack or info directory: watch it from scratch. */
+			w->change.full = true;
+			w->alternates = true;
+		}
+		break;
+	case W_FANOUT:
+		touch_name(w, e->dir, e->byte, ev->name);
+		break;
+	case W_PACKDIR:
+		if (is_pack_file(ev->name))
+			w->change.packs = true;
+		break;
+	case W_INFO:
+		if (!strcmp(ev->name, "alternates"))
+			w->alternates = true;
+		break;
+	case W_NONE:
+		break;
+	}
+}
+
+/* Read every queued event; false when stopped. */
+static bool
+collect(struct watch *w)
+{
+	char buf[64 * 1024] __attribute__((aligned(8)));
+	struct pollfd pfd[2] = {
+		{ .fd = w->ifd, .events = POLLIN },
+		{ .fd = w->stopfd, .events = POLLIN },
+	};
+
+	if (poll(pfd, 2, -1) < 0)
+		return errno == EINTR;
+	if (pfd[1].revents)
+		return false;
+	for (;;) {
+		ssize_t n = read(w->ifd, buf, sizeof(buf));
+
+		if (n <= 0)
+			break;
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+
+			on_event(w, ev);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return true;
+}
+
+static void
+publish(struct watch *w)
+{
+	struct snapshot_change *c = &w->change;
+	bool alternates = w->alternates;
+	int ret = 0;
+
+	if (!c->full && !c->packs && !c->ntouched && !alternates)
+		return;
+	/* New object directories: read them before watching them. */
+	if (alternates)
+		ret = odb_update(w->odb, c, true);
+	if ((alternates || c->full) && !w->poll_seconds) {
+		/* Watches first, then the scan, so nothing falls between. */
+		if ((ret = setup(w)) < 0)
+			log_msg(LOGL_ERROR, "watching %s: %s", w->ndirs ?
+			    w->dirs[0] : "objects", strerror(-ret));
+		c->full = true;
+	}
+	if (ret == 0 && (!alternates || c->full))
+		ret = odb_update(w->odb, c, false);
+	if (ret < 0)
+		log_msg(LOGL_ERROR, "refreshing the object database: %s",
+		    strerror(-ret));
+	c->full = c->packs = false;
+	c->ntouched = 0;
+	w->alternates = false;
+	if (ret == 0 && w->published)
+		w->published(w->ctx);
+}
+
+/* A hash of what the object directories look like, for poll mode. */
+static uint64_t
+signature(struct watch *w)
+{
+	XXH3_state_t *st = XXH3_createState();
+	char path[4096];
+	uint64_t h;
+
+	XXH3_64bits_reset(st);
+	for (size_t d = 0; d < w->ndirs; d++)
+		for (int i = -3; i < 256; i++) {
+			struct stat sb = { 0 };
+
+			if (i == -3)
+				snprintf(path, sizeof(path), "%s", w->dirs[d]);
+			else if (i == -2)
+				snprintf(path, sizeof(path), "%s/pack",
+				    w->dirs[d]);
+			else if (i == -1)
+				snprintf(path, sizeof(path),
+				    "%s/info/alternates", w->dirs[d]);
+			else
+				snprintf(path, sizeof(path), "%s/%02x",
+				    w->dirs[d], (unsigned)i);
+			if (stat(path, &sb) < 0)
+				memset(&sb, 0, sizeof(sb));
+			XXH3_64bits_update(st, &sb.st_ino, sizeof(sb.st_ino));
+			XXH3_64bits_update(st, &sb.st_size,
+			    sizeof(sb.st_size));
+			XXH3_64bits_update(st, &sb.st_mtim,
+			    sizeof(sb.st_mtim));
+			XXH3_64bits_update(st, &sb.st_ctim,
+			    sizeof(sb.st_ctim));
+		}
+	h = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return h;
+}
+
+static void *
+run(void *arg)
+{
+	struct watch *w = arg;
+
+	if (w->poll_seconds) {
+		struct pollfd pfd = { .fd = w->stopfd, .events = POLLIN };
+
+		w->signature = signature(w);
+		while (poll(&pfd, 1, (int)w->poll_seconds * 1000) == 0) {
+			uint64_t sig = signature(w);
+
+			if (sig == w->signature)
+				continue;
+			w->signature = sig;
+			w->alternates = true;	/* rescan all, alternates too */
+			publish(w);
+			free_dirs(w);
+			odb_objdirs(w->odb, &w->dirs, &w->ndirs);
+		}
+		return NULL;
+	}
+	while (collect(w))
+		publish(w);
+	return NULL;
+}
+
+int
+watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
+    void *ctx, struct watch **out)
+{
+	struct watch *w;
+	int ret;
+
+	*out = NULL;
+	if (!(w = calloc(1, sizeof(*w))))
+		return -ENOMEM;
+	w->odb = odb;
+	w->poll_seconds = poll_seconds;
+	w->published = published;
+	w->ctx = ctx;
+	w->rawsz = odb_repo(odb)->rawsz;
+	w->ifd = -1;
+	if ((w->stopfd = eventfd(0, EFD_CLOEXEC)) < 0) {
+		free(w);
+		return -errno;
+	}
+	ret = poll_seconds ? odb_objdirs(odb, &w->dirs, &w->ndirs) : setup(w);
+	/* Anything that landed between odb_open() and the watches. */
+	if (ret == 0 && !poll_seconds)
+		ret = odb_refresh(odb);
+	if (ret == 0 && (ret = -pthread_create(&w->thread, NULL, run, w)) == 0) {
+		*out = w;
+		return 0;
+	}
+	watch_stop(w);
+	return ret;
+}
+
+void
+watch_stop(struct watch *w)
+{
+	uint64_t one = 1;
+
+	if (!w)
+		return;
+	if (w->thread) {
+		if (write(w->stopfd, &one, sizeof(one)) < 0)
+			log_msg(LOGL_WARN, "stopping the watcher: %s",
+			    strerror(errno));
+		pthread_join(w->thread, NULL);
+	}
+	close(w->stopfd);
+	if (w->ifd >= 0)
+		close(w->ifd);
+	free(w->wds);
+	free(w->change.touched);
+	free_dirs(w);
+	free(w);
+}
