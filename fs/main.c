@@ -20,6 +20,7 @@
 #include "node.h"
 #include "odbfs.h"
 #include "oid.h"
+#include "view.h"
 #include "watch.h"
 
 #ifndef ODBFS_VERSION
@@ -62,18 +63,31 @@ has_object(void *fs, const unsigned char *raw)
 	return odb_has(((struct odbfs *)fs)->odb, raw);
 }
 
+/* Drop the kernel's cached entry name in the directory at path. */
+static void
+drop_entry(struct odbfs *fs, const char *path, const char *name)
+{
+	unsigned char key[64];
+	fuse_ino_t dir = node_find(key, view_dir_key(key, path));
+
+	if (dir)
+		fuse_lowlevel_notify_inval_entry(fs->se, dir, name,
+		    strlen(name));
+}
+
+/* A missed id arrived: drop every negative entry that may hide it. */
 static void
 drop_negative(void *arg, const unsigned char *raw)
 {
+	static const char *const dirs[] = { "objects", "commits", "trees" };
 	struct odbfs *fs = arg;
-	char hex[OID_HEXSZ_MAX + 1];
-	size_t len = 2 * fs->rawsz;
+	char hex[OID_HEXSZ_MAX + 1], fanout[16];
 
 	oid_to_hex(hex, raw, fs->rawsz);
-	fuse_lowlevel_notify_inval_entry(fs->se, node_nodeid(node_objects()),
-	    hex, len);
-	fuse_lowlevel_notify_inval_entry(fs->se,
-	    node_nodeid(node_fanout(raw[0])), hex, len);
+	for (size_t i = 0; i < 3; i++)
+		drop_entry(fs, dirs[i], hex);
+	snprintf(fanout, sizeof(fanout), "objects/%.2s", hex);
+	drop_entry(fs, fanout, hex);
 }
 
 void
@@ -90,8 +104,7 @@ odbfs_published(void *arg)
 			continue;
 		fs->prefixes[b] = now;
 		snprintf(name, sizeof(name), "%02x", b);
-		fuse_lowlevel_notify_inval_entry(fs->se,
-		    node_nodeid(node_objects()), name, 2);
+		drop_entry(fs, "objects", name);
 	}
 }
 
@@ -209,7 +222,7 @@ main(int argc, char **argv)
 	fs.uid = getuid();
 	fs.gid = getgid();
 	fs.negative_timeout = conf.negative_timeout;
-	node_init(fs.rawsz);
+	node_init();
 	for (unsigned b = 0; b < 256; b++)
 		fs.prefixes[b] = odb_has_prefix(fs.odb, b);
 

@@ -19,13 +19,16 @@
 #include <string.h>
 #include <urcu/urcu-memb.h>
 
+#include "commit.h"
 #include "odb.h"
+#include "refs.h"
 #include "snapshot.h"
 #include "unpack.h"
 
 struct odb {
 	struct repo *repo;
 	struct snapshot *snap;		/* RCU-protected */
+	struct refs *refs;		/* RCU-protected */
 	pthread_mutex_t refresh_lock;	/* one refresh at a time */
 };
 
@@ -89,6 +92,10 @@ odb_open(const char *path, struct odb **out, const char **why)
 		*why = "cannot read its object directory";
 		goto fail;
 	}
+	if ((ret = refs_load(odb->repo, &odb->refs)) < 0) {
+		*why = "cannot read its references";
+		goto fail;
+	}
 	*out = odb;
 	return 0;
 fail:
@@ -102,6 +109,7 @@ odb_close(struct odb *odb)
 	if (!odb)
 		return;
 	snapshot_free(odb->snap);
+	refs_free(odb->refs);
 	repo_free(odb->repo);
 	pthread_mutex_destroy(&odb->refresh_lock);
 	free(odb);
@@ -253,5 +261,109 @@ odb_objdirs(struct odb *odb, char ***dirs, size_t *n)
 		free(*dirs);
 		*dirs = NULL;
 	}
+	return ret;
+}
+
+int
+odb_read(struct odb *odb, const unsigned char *raw, struct objinfo *info,
+    unsigned char **buf)
+{
+	struct objloc loc = { 0 };
+	bool found;
+	int ret, tries = 0;
+
+	*buf = NULL;
+	do {
+		struct snapshot *s = snap_enter(odb);
+
+		ret = -ENOENT;
+		if ((found = snapshot_find(s, raw, &loc)))
+			ret = unpack_object(s, &loc, info, buf);
+		snap_exit();
+	} while (vanished(ret, found, &loc) && tries++ == 0 &&
+	    odb_refresh(odb) == 0);
+	return ret;
+}
+
+/* Tags of tags are rare; git itself stops peeling at this depth. */
+#define PEEL_MAX_DEPTH 32
+
+int
+odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,
+    enum obj_type *type)
+{
+	size_t rawsz = odb->repo->rawsz;
+	struct objinfo info;
+	unsigned char *buf;
+	int ret;
+
+	memcpy(peeled, raw, rawsz);
+	for (int depth = 0; depth < PEEL_MAX_DEPTH; depth++) {
+		if ((ret = odb_info(odb, peeled, &info)) < 0)
+			return ret;
+		*type = info.type;
+		if (info.type != OBJ_TAG)
+			return 0;
+		if ((ret = odb_read(odb, peeled, &info, &buf)) < 0)
+			return ret;
+		ret = tag_target(buf, (size_t)info.size, rawsz, peeled, type);
+		free(buf);
+		if (ret < 0)
+			return ret;
+	}
+	return -ELOOP;
+}
+
+int
+odb_find_prefix(struct odb *odb, const char *hex, size_t len,
+    unsigned char *raw)
+{
+	unsigned char prefix[OID_RAWSZ_MAX] = { 0 };
+	size_t rawsz = odb->repo->rawsz;
+	int ret;
+
+	if (len < 4 || len > 2 * rawsz)
+		return -ENOENT;
+	for (size_t i = 0; i < len; i++) {
+		int v = hexval(hex[i]);
+
+		if (v < 0)
+			return -ENOENT;
+		prefix[i / 2] |= (unsigned char)(i % 2 ? v : v << 4);
+	}
+	ret = snapshot_find_prefix(snap_enter(odb), prefix, len, raw);
+	snap_exit();
+	return ret;
+}
+
+const struct refs *
+odb_refs_get(struct odb *odb)
+{
+	if (__builtin_expect(!registered, 0))
+		register_thread();
+	urcu_memb_read_lock();
+	return rcu_dereference(odb->refs);
+}
+
+void
+odb_refs_put(struct odb *odb)
+{
+	(void)odb;
+	urcu_memb_read_unlock();
+}
+
+int
+odb_refs_reload(struct odb *odb)
+{
+	struct refs *fresh, *old;
+	int ret;
+
+	pthread_mutex_lock(&odb->refresh_lock);
+	if ((ret = refs_load(odb->repo, &fresh)) == 0) {
+		old = rcu_xchg_pointer(&odb->refs, fresh);
+		urcu_memb_synchronize_rcu();
+		refs_free(old);
+	}
+	pthread_mutex_unlock(&odb->refresh_lock);
 	return ret;
 }

@@ -36,6 +36,38 @@ bool odb_has(struct odb *odb, const unsigned char *raw);
 /* Type and size: 0, -ENOENT, -EFSCORRUPTED (logged), or another -errno. */
 int odb_info(struct odb *odb, const unsigned char *raw, struct objinfo *info);
 
+/*
+ * The whole payload. *buf is malloc'd (free() it) and holds info->size
+ * bytes; objects above OBJ_MAX_INMEM give -EFBIG.
+ */
+int odb_read(struct odb *odb, const unsigned char *raw, struct objinfo *info,
+    unsigned char **buf);
+
+/*
+ * Follow tags from raw to what they finally point at: *type is that
+ * object's type and peeled its id (raw itself when it is no tag).
+ */
+int odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,
+    enum obj_type *type);
+
+/*
+ * The one object whose id begins with the hex digits in hex (len of
+ * them, at least 4): 0 with raw set, -ENOENT, or -ENOTUNIQ. Memory only.
+ */
+int odb_find_prefix(struct odb *odb, const char *hex, size_t len,
+    unsigned char *raw);
+
+/*
+ * The current references, valid until odb_refs_put() (an RCU read-side
+ * section: do not block in between).
+ */
+struct refs;
+const struct refs *odb_refs_get(struct odb *odb);
+void odb_refs_put(struct odb *odb);
+
+/* Read the references again and publish them. */
+int odb_refs_reload(struct odb *odb);
+
 /* Open the object for reading; see reader.h. */
 int odb_reader_open(struct odb *odb, const unsigned char *raw,
     struct reader **out);

@@ -294,6 +294,79 @@ snapshot_find(const struct snapshot *s, const unsigned char *raw,
 	return true;
 }
 
+/* Does raw begin with the nibbles hex digits of prefix? */
+static bool
+has_prefix(const unsigned char *raw, const unsigned char *prefix,
+    size_t nibbles)
+{
+	size_t whole = nibbles / 2;
+
+	if (memcmp(raw, prefix, whole))
+		return false;
+	return nibbles % 2 == 0 || (raw[whole] >> 4) == (prefix[whole] >> 4);
+}
+
+/* Note a match; false once two different ids were seen. */
+static bool
+note_match(const unsigned char *raw, size_t rawsz, unsigned char *first,
+    int *found)
+{
+	if (*found && !memcmp(first, raw, rawsz))
+		return true;
+	if (*found)
+		return (*found = 2), false;
+	memcpy(first, raw, rawsz);
+	*found = 1;
+	return true;
+}
+
+int
+snapshot_find_prefix(const struct snapshot *s, const unsigned char *prefix,
+    size_t nibbles, unsigned char *raw)
+{
+	size_t rawsz = s->rawsz;
+	int found = 0;
+
+	for (size_t i = 0; i < s->npacks && found < 2; i++) {
+		const struct idx *idx = &s->packs[i]->idx;
+		uint32_t lo, hi;
+
+		idx_range(idx, prefix[0], &lo, &hi);
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (memcmp(idx_oid(idx, mid), prefix, rawsz) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < idx->nr && has_prefix(idx_oid(idx, lo), prefix,
+		    nibbles); lo++)
+			if (!note_match(idx_oid(idx, lo), rawsz, raw, &found))
+				break;
+	}
+	if (found < 2) {
+		size_t lo = prefix[0] ? s->loose.fanout[prefix[0] - 1] : 0;
+		size_t hi = s->loose.fanout[prefix[0]];
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (memcmp(s->loose.ids + mid * rawsz, prefix,
+			    rawsz) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < s->loose.nr && has_prefix(s->loose.ids +
+		    lo * rawsz, prefix, nibbles); lo++)
+			if (!note_match(s->loose.ids + lo * rawsz, rawsz, raw,
+			    &found))
+				break;
+	}
+	return found == 1 ? 0 : found ? -ENOTUNIQ : -ENOENT;
+}
+
 static int
 cmp_ids(const void *a, const void *b, void *rawsz)
 {

@@ -73,6 +73,13 @@ int snapshot_update(const struct repo *repo, const struct snapshot *prev,
 bool snapshot_find(const struct snapshot *s, const unsigned char *raw,
     struct objloc *loc);
 
+/*
+ * The one id beginning with the nibbles hex digits in prefix (rawsz bytes,
+ * zero-padded): 0 with raw set, -ENOENT, or -ENOTUNIQ when several do.
+ */
+int snapshot_find_prefix(const struct snapshot *s, const unsigned char *prefix,
+    size_t nibbles, unsigned char *raw);
+
 /* Every id whose first byte is b, sorted and without duplicates. */
 int snapshot_list(const struct snapshot *s, unsigned b, unsigned char **ids,
     size_t *nr);

@@ -29,7 +29,7 @@
 #include "snapshot.h"
 #include "watch.h"
 
-enum wkind { W_NONE, W_OBJDIR, W_FANOUT, W_PACKDIR, W_INFO };
+enum wkind { W_NONE, W_OBJDIR, W_FANOUT, W_PACKDIR, W_INFO, W_GITDIR, W_REFS };
 
 struct wentry {
 	enum wkind kind;
@@ -55,6 +55,8 @@ struct watch {
 	struct snapshot_change change;
 	size_t touched_alloc;
 	bool alternates;	/* info/alternates changed */
+	bool refs;		/* a ref, packed-refs or HEAD changed */
+	const struct repo *repo;
 	uint64_t signature;	/* poll mode */
 };
 
@@ -64,6 +66,10 @@ struct watch {
 	IN_MOVE_SELF)
 #define PACKDIR_MASK (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | \
 	IN_MOVED_FROM | IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
+#define GITDIR_MASK (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | \
+	IN_MOVED_FROM | IN_ONLYDIR)
+#define REFS_MASK (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | \
+	IN_MOVED_FROM | IN_ONLYDIR)
 #define INFO_MASK (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | \
 	IN_MOVED_FROM | IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
 
@@ -153,6 +159,29 @@ watch_fanout(struct watch *w, unsigned dir, unsigned byte, bool scan)
 	closedir(d);
 }
 
+/* Watch a directory of loose refs and every directory below it. */
+static void
+watch_refs(struct watch *w, const char *path, unsigned depth)
+{
+	char child[4096];
+	struct dirent *de;
+	DIR *d;
+
+	if (depth > 64 || add_watch(w, path, REFS_MASK, W_REFS, 0, 0) < 0)
+		return;
+	if (!(d = opendir(path)))
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") ||
+		    !strcmp(de->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", path,
+		    de->d_name) < sizeof(child))
+			watch_refs(w, child, depth + 1);
+	}
+	closedir(d);
+}
+
 /* (Re)create every watch for the current object directories. */
 static int
 setup(struct watch *w)
@@ -185,6 +214,14 @@ setup(struct watch *w)
 		for (unsigned b = 0; b < 256; b++)
 			watch_fanout(w, d, b, false);
 	}
+	/* HEAD lives in the git directory, refs in the common one. */
+	if ((ret = add_watch(w, w->repo->gitdir, GITDIR_MASK, W_GITDIR, 0,
+	    0)) < 0 || (ret = add_watch(w, w->repo->commondir, GITDIR_MASK,
+	    W_GITDIR, 0, 0)) < 0)
+		return ret;
+	snprintf(path, sizeof(path), "%s/refs", w->repo->commondir);
+	watch_refs(w, path, 0);
+	w->refs = true;
 	return 0;
 }
 
@@ -250,6 +287,23 @@ on_event(struct watch *w, const struct inotify_event *ev)
 		if (!strcmp(ev->name, "alternates"))
 			w->alternates = true;
 		break;
+	case W_GITDIR:
+		if (!strcmp(ev->name, "HEAD") || !strcmp(ev->name,
+		    "packed-refs"))
+			w->refs = true;
+		break;
+	case W_REFS:
+		if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE |
+		    IN_MOVED_TO))) {
+			char path[4096];
+
+			/* Find the directory's path again: rescan refs. */
+			snprintf(path, sizeof(path), "%s/refs",
+			    w->repo->commondir);
+			watch_refs(w, path, 0);
+		}
+		w->refs = true;
+		break;
 	case W_NONE:
 		break;
 	}
@@ -291,8 +345,17 @@ publish(struct watch *w)
 	bool alternates = w->alternates;
 	int ret = 0;
 
-	if (!c->full && !c->packs && !c->ntouched && !alternates)
+	if (w->refs) {
+		w->refs = false;
+		if ((ret = odb_refs_reload(w->odb)) < 0)
+			log_msg(LOGL_ERROR, "reading references: %s",
+			    strerror(-ret));
+	}
+	if (!c->full && !c->packs && !c->ntouched && !alternates) {
+		if (w->published)
+			w->published(w->ctx);
 		return;
+	}
 	/* New object directories: read them before watching them. */
 	if (alternates)
 		ret = odb_update(w->odb, c, true);
@@ -366,10 +429,15 @@ run(void *arg)
 		while (poll(&pfd, 1, (int)w->poll_seconds * 1000) == 0) {
 			uint64_t sig = signature(w);
 
-			if (sig == w->signature)
+			if (sig == w->signature) {
+				/* Refs are cheap to read: no signature. */
+				w->refs = true;
+				publish(w);
 				continue;
+			}
 			w->signature = sig;
 			w->alternates = true;	/* rescan all, alternates too */
+			w->refs = true;
 			publish(w);
 			free_dirs(w);
 			odb_objdirs(w->odb, &w->dirs, &w->ndirs);
@@ -396,6 +464,7 @@ watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
 	w->published = published;
 	w->ctx = ctx;
 	w->rawsz = odb_repo(odb)->rawsz;
+	w->repo = odb_repo(odb);
 	w->ifd = -1;
 	if ((w->stopfd = eventfd(0, EFD_CLOEXEC)) < 0) {
 		free(w);
@@ -405,6 +474,9 @@ watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
 	/* Anything that landed between odb_open() and the watches. */
 	if (ret == 0 && !poll_seconds)
 		ret = odb_refresh(odb);
+	if (ret == 0)
+		ret = odb_refs_reload(odb);
+	w->refs = false;
 	if (ret == 0 && (ret = -pthread_create(&w->thread, NULL, run, w)) == 0) {
 		*out = w;
 		return 0;

@@ -1,0 +1,877 @@
+/*
+ * view: what each name of the mount is. Called by ops.c for lookups,
+ * listings and readdirplus; calls store/ (odb, refs, tree and commit
+ * parsing) and node.c.
+ *
+ * Node keys say what a node is, so the same thing looked up twice is one
+ * node with one inode number:
+ *   'D' path            a directory, by its path from the root
+ *   'O' id              objects/<id>
+ *   'B' id mode         a file of a tree (blob and mode)
+ *   'S' id              a symlink of a tree (its blob)
+ *   'R' path            HEAD or a ref, by path
+ *   'A' path            an abbreviated id, by path
+ *   'M' id name         a file or link inside commits/<id>/
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "miss.h"
+#include "refs.h"
+#include "view.h"
+
+#define KEY_MAX (4096 + 64)
+/* Longest symlink target a tree may give; the kernel's PATH_MAX. */
+#define LINK_MAX_LEN 4095
+
+struct dirent_rec {
+	const char *name;	/* into the tree, or owned when names is set */
+	mode_t type;
+	uint64_t ino;
+};
+
+struct dirlist {
+	struct node *dir;
+	size_t n;
+	struct dirent_rec *v;		/* or, for NODE_FANOUT: */
+	unsigned char *ids;		/* sorted ids */
+	size_t rawsz;
+	char **names;			/* strings v[].name owns */
+	bool corrupt;
+};
+
+/* st_ino of the directory at parent/name. */
+static uint64_t
+child_dir_ino(const char *parent, const char *name)
+{
+	unsigned char key[KEY_MAX];
+	char path[KEY_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", parent, name);
+	return node_ino(key, view_dir_key(key, path));
+}
+
+size_t
+view_dir_key(unsigned char *key, const char *path)
+{
+	size_t len = strlen(path);
+
+	if (len > KEY_MAX - 2)
+		len = KEY_MAX - 2;
+	key[0] = 'D';
+	memcpy(key + 1, path, len);
+	return len + 1;
+}
+
+static size_t
+id_key(unsigned char *key, char tag, const unsigned char *id, size_t rawsz)
+{
+	key[0] = (unsigned char)tag;
+	memcpy(key + 1, id, rawsz);
+	return rawsz + 1;
+}
+
+static size_t
+path_key(unsigned char *key, char tag, const char *path)
+{
+	size_t len = view_dir_key(key, path);
+
+	key[0] = (unsigned char)tag;
+	return len;
+}
+
+/* A new directory node at path. */
+static struct node *
+new_dir(enum node_kind kind, const char *path, int64_t time)
+{
+	unsigned char key[KEY_MAX];
+	struct node *n = node_new(kind, key, view_dir_key(key, path));
+
+	if (!n)
+		return NULL;
+	if (!(n->path = strdup(path))) {
+		node_free(n);
+		return NULL;
+	}
+	n->mode = S_IFDIR | 0555;
+	n->time = time;
+	return n;
+}
+
+/* A new symlink node with the given key and target. */
+static struct node *
+new_link(const unsigned char *key, size_t keylen, const char *target,
+    int64_t time)
+{
+	struct node *n = node_new(NODE_SYMLINK, key, keylen);
+
+	if (!n)
+		return NULL;
+	if (!(n->data = strdup(target))) {
+		node_free(n);
+		return NULL;
+	}
+	n->mode = S_IFLNK | 0777;
+	n->size = strlen(target);
+	n->time = time;
+	return n;
+}
+
+static int
+intern(struct node *n, struct node **out)
+{
+	if (!n)
+		return -ENOMEM;
+	*out = node_intern(n);
+	return 0;
+}
+
+/* The directory of kind with a fixed name under the root. */
+static int
+top_dir(enum node_kind kind, const char *name, struct node **out)
+{
+	return intern(new_dir(kind, name, 0), out);
+}
+
+static int
+object_file(struct odbfs *fs, const unsigned char *id, struct node **out)
+{
+	unsigned char key[KEY_MAX];
+	struct objinfo info;
+	struct node *n;
+	int ret;
+
+	if (!odb_has(fs->odb, id)) {
+		miss_note(id, fs->rawsz);
+		return -ENOENT;
+	}
+	if ((ret = odb_info(fs->odb, id, &info)) < 0)
+		return ret;
+	if (!(n = node_new(NODE_OBJECT, key, id_key(key, 'O', id,
+	    fs->rawsz))))
+		return -ENOMEM;
+	memcpy(n->id, id, fs->rawsz);
+	n->type = info.type;
+	n->size = info.size;
+	n->mode = S_IFREG | 0444;
+	return intern(n, out);
+}
+
+static int
+cmp_by_name(const void *a, const void *b, void *arg)
+{
+	const struct tree *t = arg;
+	const struct tree_entry *x = &t->entries[*(const size_t *)a];
+	const struct tree_entry *y = &t->entries[*(const size_t *)b];
+	size_t n = x->namelen < y->namelen ? x->namelen : y->namelen;
+	int c = memcmp(x->name, y->name, n);
+
+	return c ? c : (x->namelen > y->namelen) - (x->namelen < y->namelen);
+}
+
+/* A tree as a directory at path; time is its commit's, or 0. */
+static int
+tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
+    int64_t time, struct node **out)
+{
+	char hex[OID_HEXSZ_MAX + 1];
+	struct objinfo info;
+	struct node *n;
+	int ret;
+
+	if (!(n = new_dir(NODE_TREE, path, time)))
+		return -ENOMEM;
+	memcpy(n->id, id, fs->rawsz);
+	n->type = OBJ_TREE;
+	n->git_mode = TREE_MODE_DIR;
+	oid_to_hex(hex, id, fs->rawsz);
+	ret = odb_read(fs->odb, id, &info, &n->buf);
+	if (ret == 0 && info.type != OBJ_TREE)
+		ret = log_corrupt("%s: %s is a %s, not a tree", path, hex,
+		    object_type_name(info.type));
+	if (ret == 0)
+		ret = tree_parse(&n->tree, n->buf, (size_t)info.size,
+		    fs->rawsz);
+	if (ret == 0 && !(n->by_name = malloc((n->tree.n + 1) *
+	    sizeof(size_t))))
+		ret = -ENOMEM;
+	if (ret < 0) {
+		node_free(n);
+		return ret;
+	}
+	for (size_t i = 0; i < n->tree.n; i++)
+		n->by_name[i] = i;
+	qsort_r(n->by_name, n->tree.n, sizeof(size_t), cmp_by_name, &n->tree);
+	if (n->tree.dropped)
+		log_msg(LOGL_WARN, "tree %s: %zu entries with names no "
+		    "directory can hold are not shown", hex, n->tree.dropped);
+	if (n->tree.truncated)
+		log_corrupt("tree %s: entry at offset %zu is cut short", hex,
+		    n->tree.bad_off);
+	return intern(n, out);
+}
+
+static const struct tree_entry *
+tree_find(const struct node *dir, const char *name)
+{
+	size_t lo = 0, hi = dir->tree.n, len = strlen(name);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct tree_entry *e = &dir->tree.entries[
+		    dir->by_name[mid]];
+		size_t n = e->namelen < len ? e->namelen : len;
+		int c = memcmp(e->name, name, n);
+
+		if (!c)
+			c = (e->namelen > len) - (e->namelen < len);
+		if (!c)
+			return e;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int
+tree_entry_node(struct odbfs *fs, struct node *dir,
+    const struct tree_entry *e, struct node **out)
+{
+	unsigned char key[KEY_MAX];
+	char hex[OID_HEXSZ_MAX + 1], *path;
+	struct objinfo info;
+	unsigned char *buf;
+	struct node *n;
+	size_t klen;
+	int ret;
+
+	oid_to_hex(hex, e->id, fs->rawsz);
+	switch (e->mode) {
+	case TREE_MODE_DIR:
+		if (asprintf(&path, "%s/%s", dir->path, e->name) < 0)
+			return -ENOMEM;
+		ret = tree_dir(fs, e->id, path, dir->time, out);
+		free(path);
+		return ret;
+	case TREE_MODE_GITLINK:
+		if (asprintf(&path, "%s/%s", dir->path, e->name) < 0)
+			return -ENOMEM;
+		n = new_dir(NODE_GITLINK, path, dir->time);
+		free(path);
+		if (!n)
+			return -ENOMEM;
+		memcpy(n->id, e->id, fs->rawsz);
+		n->type = OBJ_COMMIT;
+		n->git_mode = e->mode;
+		return intern(n, out);
+	case TREE_MODE_FILE:
+	case TREE_MODE_EXEC:
+		if ((ret = odb_info(fs->odb, e->id, &info)) < 0)
+			return ret;
+		if (info.type != OBJ_BLOB)
+			return log_corrupt("%s/%s: %s is a %s, not a blob",
+			    dir->path, e->name, hex,
+			    object_type_name(info.type));
+		klen = id_key(key, 'B', e->id, fs->rawsz);
+		memcpy(key + klen, &e->mode, sizeof(e->mode));
+		if (!(n = node_new(NODE_BLOB, key, klen + sizeof(e->mode))))
+			return -ENOMEM;
+		memcpy(n->id, e->id, fs->rawsz);
+		n->type = OBJ_BLOB;
+		n->git_mode = e->mode;
+		n->mode = S_IFREG | (e->mode == TREE_MODE_EXEC ? 0555 : 0444);
+		n->size = info.size;
+		n->time = dir->time;
+		return intern(n, out);
+	case TREE_MODE_LINK:
+		if ((ret = odb_info(fs->odb, e->id, &info)) < 0)
+			return ret;
+		if (info.type != OBJ_BLOB || info.size > LINK_MAX_LEN ||
+		    info.size == 0)
+			return log_corrupt("%s/%s: %s cannot be a symlink's "
+			    "target", dir->path, e->name, hex);
+		if ((ret = odb_read(fs->odb, e->id, &info, &buf)) < 0)
+			return ret;
+		if (memchr(buf, '\0', (size_t)info.size)) {
+			free(buf);
+			return log_corrupt("%s/%s: symlink target %s holds a "
+			    "NUL byte", dir->path, e->name, hex);
+		}
+		n = node_new(NODE_SYMLINK, key, id_key(key, 'S', e->id,
+		    fs->rawsz));
+		if (n && (n->data = malloc((size_t)info.size + 1))) {
+			memcpy(n->data, buf, (size_t)info.size);
+			n->data[info.size] = '\0';
+		}
+		free(buf);
+		if (!n || !n->data) {
+			node_free(n);
+			return -ENOMEM;
+		}
+		memcpy(n->id, e->id, fs->rawsz);
+		n->type = OBJ_BLOB;
+		n->git_mode = e->mode;
+		n->mode = S_IFLNK | 0777;
+		n->size = info.size;
+		n->time = dir->time;
+		return intern(n, out);
+	default:
+		return log_corrupt("%s/%s: tree %s gives it a mode git never "
+		    "writes", dir->path, e->name, hex);
+	}
+}
+
+static int
+commit_dir(struct odbfs *fs, const unsigned char *id, struct node **out)
+{
+	char hex[OID_HEXSZ_MAX + 1], path[16 + OID_HEXSZ_MAX];
+	struct objinfo info;
+	struct node *n;
+	int ret;
+
+	oid_to_hex(hex, id, fs->rawsz);
+	snprintf(path, sizeof(path), "commits/%s", hex);
+	if (!(n = new_dir(NODE_COMMIT, path, 0)))
+		return -ENOMEM;
+	memcpy(n->id, id, fs->rawsz);
+	n->type = OBJ_COMMIT;
+	ret = odb_read(fs->odb, id, &info, &n->buf);
+	if (ret == 0 && info.type != OBJ_COMMIT)
+		ret = -ENOENT;
+	if (ret == 0 && commit_parse(&n->commit, n->buf, (size_t)info.size,
+	    fs->rawsz) < 0)
+		ret = log_corrupt("commit %s: no valid tree line", hex);
+	if (ret < 0) {
+		node_free(n);
+		return ret;
+	}
+	n->time = n->commit.time;
+	return intern(n, out);
+}
+
+/* A file or link inside commits/<id>/. */
+static int
+commit_member(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	const struct commit *c = &dir->commit;
+	unsigned char key[KEY_MAX];
+	char hex[OID_HEXSZ_MAX + 2], *path, *data = NULL;
+	size_t klen = id_key(key, 'M', dir->id, fs->rawsz), len = 0;
+	struct node *n;
+	int ret;
+
+	memcpy(key + klen, name, strlen(name));
+	klen += strlen(name);
+	if (!strcmp(name, "tree")) {
+		if (asprintf(&path, "%s/tree", dir->path) < 0)
+			return -ENOMEM;
+		ret = tree_dir(fs, c->tree, path, dir->time, out);
+		free(path);
+		return ret;
+	}
+	if (!strcmp(name, "parent") || !strcmp(name, "raw")) {
+		char target[32 + OID_HEXSZ_MAX];
+
+		if (!strcmp(name, "parent")) {
+			if (!c->nparents)
+				return -ENOENT;
+			oid_to_hex(hex, c->parents, fs->rawsz);
+			snprintf(target, sizeof(target), "../%s", hex);
+		} else {
+			oid_to_hex(hex, dir->id, fs->rawsz);
+			snprintf(target, sizeof(target), "../../objects/%s",
+			    hex);
+		}
+		return intern(new_link(key, klen, target, dir->time), out);
+	}
+	if (!strcmp(name, "parents")) {
+		len = c->nparents * (2 * fs->rawsz + 1);
+		if (!(data = malloc(len + 1)))
+			return -ENOMEM;
+		for (size_t i = 0; i < c->nparents; i++) {
+			oid_to_hex(data + i * (2 * fs->rawsz + 1),
+			    c->parents + i * fs->rawsz, fs->rawsz);
+			data[(i + 1) * (2 * fs->rawsz + 1) - 1] = '\n';
+		}
+	} else if (!strcmp(name, "message")) {
+		len = c->message_len;
+		if ((data = malloc(len + 1)))
+			memcpy(data, c->message, len);
+	} else if (!strcmp(name, "author") || !strcmp(name, "committer")) {
+		const char *v = name[0] == 'a' ? c->author : c->committer;
+
+		if (!v)
+			return -ENOENT;
+		len = (name[0] == 'a' ? c->author_len : c->committer_len) + 1;
+		if ((data = malloc(len + 1))) {
+			memcpy(data, v, len - 1);
+			data[len - 1] = '\n';
+		}
+	} else {
+		return -ENOENT;
+	}
+	if (!data)
+		return -ENOMEM;
+	if (!(n = node_new(NODE_DATA, key, klen))) {
+		free(data);
+		return -ENOMEM;
+	}
+	n->data = data;
+	n->size = len;
+	n->mode = S_IFREG | 0444;
+	n->time = dir->time;
+	return intern(n, out);
+}
+
+/* The path of a ref's target relative to the ref's directory. */
+static int
+ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
+    struct node **out)
+{
+	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
+	char hex[OID_HEXSZ_MAX + 1], target[4096 + 64];
+	const char *where = "objects";
+	enum obj_type type;
+	size_t off = 0;
+	struct node *n;
+
+	if (odb_peel(fs->odb, id, peeled, &type) < 0) {
+		memcpy(peeled, id, fs->rawsz);
+		type = OBJ_NONE;
+	}
+	if (type == OBJ_COMMIT)
+		where = "commits";
+	else if (type == OBJ_TREE)
+		where = "trees";
+	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
+		off += (size_t)snprintf(target + off, sizeof(target) - off,
+		    "../");
+	oid_to_hex(hex, peeled, fs->rawsz);
+	snprintf(target + off, sizeof(target) - off, "%s/%s", where, hex);
+	n = new_link(key, path_key(key, 'R', path), target, 0);
+	if (n) {
+		n->timeout = NODE_TIMEOUT_MOVING;
+		memcpy(n->id, peeled, fs->rawsz);
+		n->type = type;
+	}
+	return intern(n, out);
+}
+
+static int
+head_link(struct odbfs *fs, struct node **out)
+{
+	const struct refs *refs = odb_refs_get(fs->odb);
+	unsigned char key[KEY_MAX], id[OID_RAWSZ_MAX];
+	char target[4096 + 64], hex[OID_HEXSZ_MAX + 1];
+	bool detached = refs->head_detached, has = refs->head_target != NULL;
+	struct node *n;
+
+	if (has)
+		snprintf(target, sizeof(target), "%s", refs->head_target);
+	memcpy(id, refs->head_id, fs->rawsz);
+	odb_refs_put(fs->odb);
+	if (!has && !detached)
+		return -ENOENT;
+	if (detached) {
+		oid_to_hex(hex, id, fs->rawsz);
+		snprintf(target, sizeof(target), "commits/%s", hex);
+	}
+	n = new_link(key, path_key(key, 'R', "HEAD"), target, 0);
+	if (n)
+		n->timeout = NODE_TIMEOUT_MOVING;
+	return intern(n, out);
+}
+
+static int
+refs_child(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	unsigned char id[OID_RAWSZ_MAX];
+	char *path, *under;
+	const struct refs *refs;
+	long i;
+	bool isdir = false;
+	struct node *n;
+
+	if (asprintf(&path, "%s/%s", dir->path, name) < 0)
+		return -ENOMEM;
+	if (asprintf(&under, "%s/", path) < 0) {
+		free(path);
+		return -ENOMEM;
+	}
+	refs = odb_refs_get(fs->odb);
+	if ((i = refs_find(refs, path)) >= 0)
+		memcpy(id, refs->v[i].id, fs->rawsz);
+	else
+		isdir = refs_first_under(refs, under) >= 0;
+	odb_refs_put(fs->odb);
+	free(under);
+	if (i >= 0) {
+		int ret = ref_link(fs, path, id, out);
+
+		free(path);
+		return ret;
+	}
+	if (!isdir) {
+		free(path);
+		return -ENOENT;
+	}
+	n = new_dir(NODE_REFDIR, path, 0);
+	free(path);
+	if (n)
+		n->timeout = NODE_TIMEOUT_MOVING;
+	return intern(n, out);
+}
+
+/* Is name lowercase hex of 4 to 2 * rawsz - 1 digits? */
+static bool
+is_abbrev(const struct odbfs *fs, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len < 4 || len >= 2 * fs->rawsz)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (hexval(name[i]) < 0)
+			return false;
+	return true;
+}
+
+/* name in objects/, commits/ or trees/ as an abbreviated id. */
+static int
+abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
+    enum obj_type want, struct node **out)
+{
+	unsigned char id[OID_RAWSZ_MAX], key[KEY_MAX];
+	char hex[OID_HEXSZ_MAX + 1], *path;
+	struct objinfo info;
+	struct node *n;
+	int ret;
+
+	if ((ret = odb_find_prefix(fs->odb, name, strlen(name), id)) < 0)
+		return -ENOENT;
+	if (want != OBJ_NONE && (odb_info(fs->odb, id, &info) < 0 ||
+	    info.type != want))
+		return -ENOENT;
+	oid_to_hex(hex, id, fs->rawsz);
+	if (asprintf(&path, "%s/%s", dir->path, name) < 0)
+		return -ENOMEM;
+	n = new_link(key, path_key(key, 'A', path), hex, 0);
+	free(path);
+	return intern(n, out);
+}
+
+int
+view_lookup(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	unsigned char id[OID_RAWSZ_MAX];
+	const struct tree_entry *e;
+	struct objinfo info;
+	int hi, lo, ret;
+
+	*out = NULL;
+	switch (dir->kind) {
+	case NODE_ROOT:
+		if (!strcmp(name, "objects"))
+			return top_dir(NODE_OBJECTS, "objects", out);
+		if (!strcmp(name, "commits"))
+			return top_dir(NODE_COMMITS, "commits", out);
+		if (!strcmp(name, "trees"))
+			return top_dir(NODE_TREES, "trees", out);
+		if (!strcmp(name, "HEAD"))
+			return head_link(fs, out);
+		if (!strcmp(name, "refs")) {
+			struct node *n = new_dir(NODE_REFDIR, "refs", 0);
+
+			if (n)
+				n->timeout = NODE_TIMEOUT_MOVING;
+			return intern(n, out);
+		}
+		return -ENOENT;
+	case NODE_OBJECTS:
+		if (oid_parse_hex(id, name, fs->rawsz))
+			return object_file(fs, id, out);
+		hi = hexval(name[0]);
+		lo = hi < 0 ? -1 : hexval(name[1]);
+		if (lo >= 0 && name[2] == '\0') {
+			struct node *n;
+			char path[16];
+			unsigned b = (unsigned)(hi << 4 | lo);
+
+			if (!odb_has_prefix(fs->odb, b))
+				return -ENOENT;
+			snprintf(path, sizeof(path), "objects/%s", name);
+			if ((n = new_dir(NODE_FANOUT, path, 0)))
+				n->fanout = b;
+			return intern(n, out);
+		}
+		if (is_abbrev(fs, name))
+			return abbrev_link(fs, dir, name, OBJ_NONE, out);
+		return -ENOENT;
+	case NODE_FANOUT:
+		if (oid_parse_hex(id, name, fs->rawsz) && id[0] == dir->fanout)
+			return object_file(fs, id, out);
+		return -ENOENT;
+	case NODE_COMMITS:
+	case NODE_TREES:
+		if (is_abbrev(fs, name))
+			return abbrev_link(fs, dir, name, dir->kind ==
+			    NODE_COMMITS ? OBJ_COMMIT : OBJ_TREE, out);
+		if (!oid_parse_hex(id, name, fs->rawsz))
+			return -ENOENT;
+		if (!odb_has(fs->odb, id)) {
+			miss_note(id, fs->rawsz);
+			return -ENOENT;
+		}
+		if ((ret = odb_info(fs->odb, id, &info)) < 0)
+			return ret;
+		if (dir->kind == NODE_COMMITS)
+			return info.type == OBJ_COMMIT ? commit_dir(fs, id,
+			    out) : -ENOENT;
+		if (info.type != OBJ_TREE)
+			return -ENOENT;
+		{
+			char path[16 + OID_HEXSZ_MAX];
+
+			snprintf(path, sizeof(path), "trees/%s", name);
+			return tree_dir(fs, id, path, 0, out);
+		}
+	case NODE_REFDIR:
+		return refs_child(fs, dir, name, out);
+	case NODE_COMMIT:
+		return commit_member(fs, dir, name, out);
+	case NODE_TREE:
+		if (!(e = tree_find(dir, name)))
+			return -ENOENT;
+		return tree_entry_node(fs, dir, e, out);
+	case NODE_GITLINK:
+		return -ENOENT;
+	default:
+		return -ENOTDIR;
+	}
+}
+
+double
+view_negative_timeout(const struct odbfs *fs, const struct node *dir)
+{
+	switch (dir->kind) {
+	case NODE_ROOT:
+	case NODE_REFDIR:
+		return 0;	/* HEAD and refs come and go */
+	case NODE_COMMIT:
+	case NODE_TREE:
+	case NODE_GITLINK:
+		return NODE_TIMEOUT_IMMUTABLE;
+	default:
+		return fs->negative_timeout;
+	}
+}
+
+static int
+add_rec(struct dirlist *l, size_t *alloc, const char *name, bool owned,
+    mode_t type, uint64_t ino)
+{
+	if (l->n == *alloc) {
+		size_t na = *alloc ? 2 * *alloc : 16;
+		struct dirent_rec *grown = realloc(l->v, na * sizeof(*grown));
+		char **names = realloc(l->names, na * sizeof(char *));
+
+		if (grown)
+			l->v = grown;
+		if (names)
+			l->names = names;
+		if (!grown || !names)
+			return -ENOMEM;
+		*alloc = na;
+	}
+	l->names[l->n] = NULL;
+	if (owned && !(name = l->names[l->n] = strdup(name)))
+		return -ENOMEM;
+	l->v[l->n++] = (struct dirent_rec){ name, type, ino };
+	return 0;
+}
+
+/* The children of refs directory dir: next components of refs under it. */
+static int
+list_refs(struct odbfs *fs, struct dirlist *l, size_t *alloc)
+{
+	const struct refs *refs = odb_refs_get(fs->odb);
+	unsigned char key[KEY_MAX];
+	size_t plen = strlen(l->dir->path);
+	char *prefix, last[4096] = "";
+	long i;
+	int ret = 0;
+
+	if (asprintf(&prefix, "%s/", l->dir->path) < 0) {
+		odb_refs_put(fs->odb);
+		return -ENOMEM;
+	}
+	for (i = refs_first_under(refs, prefix); ret == 0 && i >= 0 &&
+	    (size_t)i < refs->n && !strncmp(refs->v[i].name, prefix,
+	    plen + 1); i++) {
+		const char *rest = refs->v[i].name + plen + 1;
+		size_t clen = strcspn(rest, "/");
+		char comp[4096];
+		bool isdir = rest[clen] == '/';
+
+		if (clen >= sizeof(comp))
+			continue;
+		memcpy(comp, rest, clen);
+		comp[clen] = '\0';
+		if (!strcmp(comp, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", comp);
+		ret = add_rec(l, alloc, comp, true, isdir ? S_IFDIR : S_IFLNK,
+		    isdir ? child_dir_ino(l->dir->path, comp) :
+		    node_ino(key, path_key(key, 'R', refs->v[i].name)));
+	}
+	odb_refs_put(fs->odb);
+	free(prefix);
+	return ret;
+}
+
+int
+view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
+{
+	static const char *const commit_names[] = { "tree", "parent",
+	    "parents", "message", "author", "committer", "raw" };
+	static const char *const root_names[] = { "HEAD", "refs", "commits",
+	    "trees", "objects" };
+	unsigned char key[KEY_MAX];
+	struct dirlist *l;
+	size_t alloc = 0;
+	int ret = 0;
+
+	*out = NULL;
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	if (!(l = calloc(1, sizeof(*l))))
+		return -ENOMEM;
+	l->dir = dir;
+	l->rawsz = fs->rawsz;
+	switch (dir->kind) {
+	case NODE_ROOT:
+		for (size_t i = 0; i < 5 && ret == 0; i++)
+			ret = add_rec(l, &alloc, root_names[i], false,
+			    i ? S_IFDIR : S_IFLNK, node_ino(key, i ?
+			    view_dir_key(key, root_names[i]) :
+			    path_key(key, 'R', "HEAD")));
+		break;
+	case NODE_OBJECTS:
+		for (unsigned b = 0; b < 256 && ret == 0; b++) {
+			char name[3], path[16];
+
+			if (!odb_has_prefix(fs->odb, b))
+				continue;
+			snprintf(name, sizeof(name), "%02x", b);
+			snprintf(path, sizeof(path), "objects/%02x", b);
+			ret = add_rec(l, &alloc, name, true, S_IFDIR,
+			    node_ino(key, view_dir_key(key, path)));
+		}
+		break;
+	case NODE_FANOUT:
+		ret = odb_list(fs->odb, dir->fanout, &l->ids, &l->n);
+		break;
+	case NODE_REFDIR:
+		ret = list_refs(fs, l, &alloc);
+		break;
+	case NODE_COMMIT:
+		for (size_t i = 0; i < 7 && ret == 0; i++) {
+			size_t klen = id_key(key, 'M', dir->id, fs->rawsz);
+
+			if (i == 1 && !dir->commit.nparents)
+				continue;
+			memcpy(key + klen, commit_names[i],
+			    strlen(commit_names[i]));
+			klen += strlen(commit_names[i]);
+			ret = add_rec(l, &alloc, commit_names[i], false,
+			    i == 0 ? S_IFDIR : i == 1 || i == 6 ? S_IFLNK :
+			    S_IFREG, node_ino(key, klen));
+		}
+		break;
+	case NODE_TREE:
+		for (size_t i = 0; i < dir->tree.n && ret == 0; i++) {
+			const struct tree_entry *e = &dir->tree.entries[i];
+			unsigned m = e->mode;
+			size_t klen;
+
+			if (!m)
+				continue;
+			klen = id_key(key, m == TREE_MODE_LINK ? 'S' : 'B',
+			    e->id, fs->rawsz);
+			if (m == TREE_MODE_FILE || m == TREE_MODE_EXEC) {
+				memcpy(key + klen, &e->mode, sizeof(e->mode));
+				klen += sizeof(e->mode);
+			}
+			if (m == TREE_MODE_DIR || m == TREE_MODE_GITLINK)
+				ret = add_rec(l, &alloc, e->name, false,
+				    S_IFDIR, child_dir_ino(dir->path,
+				    e->name));
+			else
+				ret = add_rec(l, &alloc, e->name, false,
+				    m == TREE_MODE_LINK ? S_IFLNK : S_IFREG,
+				    node_ino(key, klen));
+		}
+		l->corrupt = dir->tree.truncated;
+		break;
+	default:
+		break;
+	}
+	if (ret < 0) {
+		dirlist_free(l);
+		return ret;
+	}
+	*out = l;
+	return 0;
+}
+
+size_t
+dirlist_count(const struct dirlist *l)
+{
+	return l->n;
+}
+
+bool
+dirlist_corrupt(const struct dirlist *l)
+{
+	return l->corrupt;
+}
+
+const char *
+dirlist_entry(const struct dirlist *l, size_t i, char *buf, mode_t *type,
+    uint64_t *ino)
+{
+	unsigned char key[KEY_MAX];
+
+	if (l->ids) {
+		const unsigned char *id = l->ids + i * l->rawsz;
+
+		oid_to_hex(buf, id, l->rawsz);
+		*type = S_IFREG;
+		*ino = node_ino(key, id_key(key, 'O', id, l->rawsz));
+		return buf;
+	}
+	*type = l->v[i].type;
+	*ino = l->v[i].ino;
+	return l->v[i].name;
+}
+
+void
+dirlist_free(struct dirlist *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; l->names && i < l->n; i++)
+		free(l->names[i]);
+	free(l->names);
+	free(l->v);
+	free(l->ids);
+	free(l);
+}

@@ -1,0 +1,50 @@
+/*
+ * view: the layout of the mount, independent of the FUSE protocol.
+ *
+ *   HEAD                 symlink: refs/heads/<branch> or commits/<id>
+ *   refs/...             one symlink per ref, to commits/, trees/ or objects/
+ *   commits/<id>/        tree/ parent parents message author committer raw
+ *   trees/<id>/          a tree as a directory
+ *   objects/<id>         every object as a file; objects/xx/ lists them
+ *   <dir>/<abbrev>       in objects/, commits/, trees/: a unique prefix of
+ *                        4 or more hex digits, a symlink to the full id
+ *
+ * view_lookup() makes (or shares) the node for one name; a directory's
+ * listing is made once at opendir with view_list().
+ */
+#ifndef ODBFS_VIEW_H
+#define ODBFS_VIEW_H
+
+#include "node.h"
+#include "odbfs.h"
+
+/*
+ * The child name of dir, interned (its lookup count raised by one): 0,
+ * -ENOENT, -ENOTDIR, or -EIO for a corrupt entry (logged).
+ */
+int view_lookup(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out);
+
+/* How long the kernel may cache a miss of a name in dir. */
+double view_negative_timeout(const struct odbfs *fs, const struct node *dir);
+
+struct dirlist;
+
+/* dir's entries, without "." and "..". */
+int view_list(struct odbfs *fs, struct node *dir, struct dirlist **out);
+
+size_t dirlist_count(const struct dirlist *l);
+
+/* Is the listing followed by corrupt data (reported after the last)? */
+bool dirlist_corrupt(const struct dirlist *l);
+
+/* Entry i: its name (valid until dirlist_free), type bits and st_ino. */
+const char *dirlist_entry(const struct dirlist *l, size_t i, char *buf,
+    mode_t *type, uint64_t *ino);
+
+void dirlist_free(struct dirlist *l);
+
+/* Keys of the directories whose cached entries the watcher drops. */
+size_t view_dir_key(unsigned char *key, const char *path);
+
+#endif

@@ -1,0 +1,303 @@
+/*
+ * refs: reading references. Called by odb.c when the repository is opened
+ * and whenever the watcher sees refs, packed-refs or HEAD change; the
+ * result is published like a snapshot. Never on a lookup path.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "refs.h"
+
+struct builder {
+	struct ref *v;
+	size_t n, alloc;
+	size_t rawsz;
+};
+
+bool
+refname_ok(const char *name)
+{
+	size_t len = strlen(name);
+	const char *comp = name;
+
+	if (!len || name[len - 1] == '/' || name[len - 1] == '.' ||
+	    !strchr(name, '/') || !strcmp(name, "@"))
+		return false;
+	for (const char *p = name; ; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '/' || c == '\0') {
+			size_t n = (size_t)(p - comp);
+
+			if (n == 0 || comp[0] == '.' || (n >= 5 &&
+			    !memcmp(p - 5, ".lock", 5)))
+				return false;
+			if (c == '\0')
+				return true;
+			comp = p + 1;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f || strchr(" ~^:?*[\\", c))
+			return false;
+		if (c == '.' && p[1] == '.')
+			return false;
+		if (c == '@' && p[1] == '{')
+			return false;
+	}
+}
+
+static int
+cmp_ref(const void *a, const void *b)
+{
+	return strcmp(((const struct ref *)a)->name,
+	    ((const struct ref *)b)->name);
+}
+
+static int
+add(struct builder *b, const char *name, const unsigned char *id)
+{
+	if (b->n == b->alloc) {
+		size_t na = b->alloc ? 2 * b->alloc : 64;
+		struct ref *grown = realloc(b->v, na * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		b->v = grown;
+		b->alloc = na;
+	}
+	if (!(b->v[b->n].name = strdup(name)))
+		return -ENOMEM;
+	memcpy(b->v[b->n].id, id, b->rawsz);
+	b->n++;
+	return 0;
+}
+
+/*
+ * The id a loose ref file holds, following "ref: " up to depth. name is
+ * the ref's name, for resolving symbolic refs against commondir.
+ */
+static int
+resolve(const char *commondir, const char *name, size_t rawsz,
+    const struct builder *packed, unsigned char *id, unsigned depth)
+{
+	char path[4096], *text;
+	size_t len;
+	int ret;
+
+	if (depth > REFS_MAX_SYMREF_DEPTH)
+		return -ELOOP;
+	snprintf(path, sizeof(path), "%s/%s", commondir, name);
+	if ((ret = repo_read_file(path, 4096, &text)) < 0) {
+		/* Not loose: perhaps packed. */
+		for (size_t i = 0; packed && i < packed->n; i++)
+			if (!strcmp(packed->v[i].name, name)) {
+				memcpy(id, packed->v[i].id, rawsz);
+				return 0;
+			}
+		return ret;
+	}
+	len = strcspn(text, "\n");
+	text[len] = '\0';
+	if (!strncmp(text, "ref: ", 5)) {
+		ret = refname_ok(text + 5) ? resolve(commondir, text + 5,
+		    rawsz, packed, id, depth + 1) : -EINVAL;
+	} else {
+		ret = len == 2 * rawsz && oid_parse_hex(id, text, rawsz) ? 0 :
+		    -EINVAL;
+	}
+	free(text);
+	return ret;
+}
+
+static int
+read_packed(const struct repo *repo, struct builder *b)
+{
+	char path[4096], *text, *line, *save = NULL;
+	unsigned char id[OID_RAWSZ_MAX];
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/packed-refs", repo->commondir);
+	if (repo_read_file(path, (size_t)1 << 30, &text) < 0)
+		return 0;
+	for (line = strtok_r(text, "\n", &save); line && ret == 0;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#' || line[0] == '^')
+			continue;
+		if (strlen(line) < 2 * b->rawsz + 2 || line[2 * b->rawsz] != ' ')
+			continue;
+		line[2 * b->rawsz] = '\0';
+		if (!oid_parse_hex(id, line, b->rawsz))
+			continue;
+		if (!refname_ok(line + 2 * b->rawsz + 1)) {
+			log_msg(LOGL_WARN, "%s: ref name not shown: %s", path,
+			    line + 2 * b->rawsz + 1);
+			continue;
+		}
+		ret = add(b, line + 2 * b->rawsz + 1, id);
+	}
+	free(text);
+	return ret;
+}
+
+/* Walk commondir/rel (a directory under refs/) for loose refs. */
+static int
+walk(const struct repo *repo, const char *rel, struct builder *b,
+    const struct builder *packed, unsigned depth)
+{
+	char path[8192], child[4096];
+	unsigned char id[OID_RAWSZ_MAX];
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
+
+	if (depth > 64)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", repo->commondir, rel);
+	if (!(d = opendir(path)))
+		return 0;
+	while (ret == 0 && (de = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", rel,
+		    de->d_name) >= sizeof(child))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", repo->commondir, child);
+		if (lstat(path, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			ret = walk(repo, child, b, packed, depth + 1);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		if (!refname_ok(child)) {
+			if (!strstr(child, ".lock"))
+				log_msg(LOGL_WARN, "%s: ref name not shown",
+				    path);
+			continue;
+		}
+		if (resolve(repo->commondir, child, b->rawsz, packed, id,
+		    0) == 0)
+			ret = add(b, child, id);
+	}
+	closedir(d);
+	return ret;
+}
+
+int
+refs_load(const struct repo *repo, struct refs **out)
+{
+	struct builder packed = { .rawsz = repo->rawsz };
+	struct builder b = { .rawsz = repo->rawsz };
+	struct refs *refs;
+	char path[4096], *text;
+	size_t n = 0;
+	int ret;
+
+	*out = NULL;
+	if (!(refs = calloc(1, sizeof(*refs))))
+		return -ENOMEM;
+	if ((ret = read_packed(repo, &packed)) < 0 ||
+	    (ret = walk(repo, "refs", &b, &packed, 0)) < 0)
+		goto fail;
+	/* Packed refs that no loose ref overrides. */
+	qsort(b.v, b.n, sizeof(*b.v), cmp_ref);
+	for (size_t i = 0, loose = b.n; i < packed.n && ret == 0; i++)
+		if (!bsearch(&packed.v[i], b.v, loose, sizeof(*b.v), cmp_ref))
+			ret = add(&b, packed.v[i].name, packed.v[i].id);
+	if (ret < 0)
+		goto fail;
+	qsort(b.v, b.n, sizeof(*b.v), cmp_ref);
+	for (size_t i = 0; i < b.n; i++) {
+		if (n && !strcmp(b.v[n - 1].name, b.v[i].name)) {
+			free(b.v[i].name);
+			continue;
+		}
+		b.v[n++] = b.v[i];
+	}
+	refs->v = b.v;
+	refs->n = n;
+	b.v = NULL;
+	snprintf(path, sizeof(path), "%s/HEAD", repo->gitdir);
+	if (repo_read_file(path, 4096, &text) == 0) {
+		size_t len = strcspn(text, "\n");
+
+		text[len] = '\0';
+		if (!strncmp(text, "ref: ", 5) && refname_ok(text + 5))
+			refs->head_target = strdup(text + 5);
+		else if (len == 2 * repo->rawsz &&
+		    oid_parse_hex(refs->head_id, text, repo->rawsz))
+			refs->head_detached = true;
+		free(text);
+	}
+	for (size_t i = 0; i < packed.n; i++)
+		free(packed.v[i].name);
+	free(packed.v);
+	*out = refs;
+	return 0;
+fail:
+	for (size_t i = 0; i < b.n; i++)
+		free(b.v[i].name);
+	free(b.v);
+	for (size_t i = 0; i < packed.n; i++)
+		free(packed.v[i].name);
+	free(packed.v);
+	free(refs);
+	return ret;
+}
+
+void
+refs_free(struct refs *refs)
+{
+	if (!refs)
+		return;
+	for (size_t i = 0; i < refs->n; i++)
+		free(refs->v[i].name);
+	free(refs->v);
+	free(refs->head_target);
+	free(refs);
+}
+
+long
+refs_find(const struct refs *refs, const char *name)
+{
+	size_t lo = 0, hi = refs->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(refs->v[mid].name, name);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+long
+refs_first_under(const struct refs *refs, const char *prefix)
+{
+	size_t lo = 0, hi = refs->n, plen = strlen(prefix);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(refs->v[mid].name, prefix) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < refs->n && !strncmp(refs->v[lo].name, prefix, plen))
+		return (long)lo;
+	return -1;
+}

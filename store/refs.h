@@ -1,0 +1,51 @@
+/*
+ * refs: the repository's references, loose (refs/...) and packed
+ * (packed-refs), and HEAD, read into an immutable sorted list.
+ *
+ *   loose ref   := hex LF | "ref: " refname LF
+ *   packed-refs := ("#" comment LF)? (hex SP refname LF ("^" hex LF)?)*
+ *
+ * A loose ref overrides a packed one of the same name. Symbolic refs are
+ * resolved (up to REFS_MAX_SYMREF_DEPTH). Names that git's
+ * check-ref-format would refuse are left out and logged.
+ */
+#ifndef ODBFS_REFS_H
+#define ODBFS_REFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "oid.h"
+#include "repo.h"
+
+#define REFS_MAX_SYMREF_DEPTH 5
+
+struct ref {
+	char *name;			/* "refs/heads/main" */
+	unsigned char id[OID_RAWSZ_MAX];
+};
+
+struct refs {
+	struct ref *v;			/* sorted by name */
+	size_t n;
+	char *head_target;		/* HEAD's "ref: " target, or NULL */
+	unsigned char head_id[OID_RAWSZ_MAX];	/* detached HEAD */
+	bool head_detached;
+};
+
+int refs_load(const struct repo *repo, struct refs **out);
+void refs_free(struct refs *refs);
+
+/* Would git's check-ref-format accept name (with at least one '/')? */
+bool refname_ok(const char *name);
+
+/* The index of the ref named name, or -1. */
+long refs_find(const struct refs *refs, const char *name);
+
+/*
+ * The index of the first ref whose name begins with prefix (which ends in
+ * '/'), or -1 if none does.
+ */
+long refs_first_under(const struct refs *refs, const char *prefix);
+
+#endif
