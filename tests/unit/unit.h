@@ -1,0 +1,50 @@
+/*
+ * unit: the harness of the store's C unit tests, and their suites.
+ *
+ * Every check prints one TAP line, "ok N - what" or "not ok N - what";
+ * main.c runs each suite in turn, prints the plan "1..N" last and exits
+ * non-zero if any check failed. A suite is one function, test_<module>(),
+ * in tests/unit/test_<module>.c; it builds its inputs in memory and walks a
+ * table of cases. Descriptions must not contain '#', which TAP reserves.
+ */
+#ifndef ODBFS_UNIT_H
+#define ODBFS_UNIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One test point. Returns cond, so a caller can print more on failure. */
+bool check(bool cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A test point that two numbers are equal; prints both when not. */
+bool check_int(long long got, long long want, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+bool check_u64(unsigned long long got, unsigned long long want,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * A test point that two byte strings are equal; says where they first
+ * differ when not. got may be NULL only if gotlen is 0.
+ */
+bool check_mem(const void *got, size_t gotlen, const void *want,
+    size_t wantlen, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/*
+ * A test point for a known bug: marked "# TODO why", so a TAP reader does
+ * not count it as a failure, and main() does not either.
+ */
+bool check_todo(bool cond, const char *why, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A TAP comment line, "# ...". */
+void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void test_delta(void);
+void test_idx(void);
+void test_loose(void);
+void test_pack(void);
+void test_zio(void);
+
+#endif
