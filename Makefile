@@ -15,7 +15,8 @@ MANDIR ?= $(PREFIX)/share/man
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 -Wall -Wextra -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
+# What the code needs, kept even when CFLAGS is given on the command line.
+BASE_CFLAGS = -std=c11 -Wall -Wextra -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 	-DODBFS_VERSION='"$(VERSION)"'
 
 STORE_PKGS = zlib liburcu-memb libxxhash
@@ -39,20 +40,20 @@ store/libodbstore.a: $(STORE_OBJ)
 	$(AR) rcs $@ $^
 
 store/%.o: store/%.c store/*.h
-	$(CC) $(CFLAGS) $(STORE_CFLAGS) -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -c -o $@ $<
 
 fs/%.o: fs/%.c fs/*.h store/*.h
-	$(CC) $(CFLAGS) $(FS_CFLAGS) $(STORE_CFLAGS) -Istore -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FS_CFLAGS) $(STORE_CFLAGS) -Istore -c -o $@ $<
 
 odbfs: $(FS_OBJ) store/libodbstore.a
-	$(CC) $(CFLAGS) -o $@ $(FS_OBJ) store/libodbstore.a $(FS_LIBS) \
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $(FS_OBJ) store/libodbstore.a $(FS_LIBS) \
 		$(STORE_LIBS) $(LDFLAGS)
 
 odbfs-cat: store/odbfs-cat.o store/libodbstore.a
-	$(CC) $(CFLAGS) -o $@ $^ $(STORE_LIBS) $(LDFLAGS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $^ $(STORE_LIBS) $(LDFLAGS)
 
 tests/unit/unit: $(UNIT_SRC) tests/unit/*.h store/libodbstore.a
-	$(CC) $(CFLAGS) $(STORE_CFLAGS) -Istore -o $@ $(UNIT_SRC) \
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -Istore -o $@ $(UNIT_SRC) \
 		store/libodbstore.a $(STORE_LIBS) $(LDFLAGS)
 
 deps:
@@ -81,6 +82,6 @@ clean:
 .PHONY: all deps check demo install uninstall clean
 
 bench/lookup: bench/lookup.c store/libodbstore.a
-	$(CC) $(CFLAGS) $(STORE_CFLAGS) -Istore $(shell $(PKG_CONFIG) --cflags libgit2) \
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -Istore $(shell $(PKG_CONFIG) --cflags libgit2) \
 		-o $@ $< store/libodbstore.a $(STORE_LIBS) \
 		$(shell $(PKG_CONFIG) --libs libgit2) $(LDFLAGS)

@@ -199,9 +199,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (!conf.repo || !opts.mountpoint) {
-		fprintf(stderr, "odbfs: missing %s\nusage: %s [options] REPO "
-		    "MOUNTPOINT (see %s --help)\n", conf.repo ? "MOUNTPOINT" :
-		    "REPO and MOUNTPOINT", argv[0], argv[0]);
+		fprintf(stderr, "odbfs: missing %s (usage: %s [options] REPO "
+		    "MOUNTPOINT)\n", conf.repo ? "MOUNTPOINT" :
+		    "REPO and MOUNTPOINT", argv[0]);
 		goto out;
 	}
 	if ((refresh = parse_refresh(conf.refresh)) == -2) {

@@ -9,7 +9,8 @@
  *   'O' id              objects/<id>
  *   'B' id mode         a file of a tree (blob and mode)
  *   'S' id              a symlink of a tree (its blob)
- *   'R' path            HEAD or a ref, by path
+ *   'R' path NUL target HEAD or a ref, by path and where it points (a
+ *                       ref that moves is a new symlink)
  *   'A' path            an abbreviated id, by path
  *   'M' id name         a file or link inside commits/<id>/
  */
@@ -81,6 +82,18 @@ path_key(unsigned char *key, char tag, const char *path)
 
 	key[0] = (unsigned char)tag;
 	return len;
+}
+
+static size_t
+ref_key(unsigned char *key, const char *path, const char *target)
+{
+	size_t len = path_key(key, 'R', path), tlen = strlen(target);
+
+	if (len + 1 + tlen > KEY_MAX)
+		tlen = KEY_MAX - len - 1;
+	key[len] = '\0';
+	memcpy(key + len + 1, target, tlen);
+	return len + 1 + tlen;
 }
 
 /* A new directory node at path. */
@@ -429,32 +442,45 @@ commit_member(struct odbfs *fs, struct node *dir, const char *name,
 	return intern(n, out);
 }
 
-/* The path of a ref's target relative to the ref's directory. */
+/*
+ * The target of the ref at path pointing at id: relative to the ref's
+ * directory, into commits/, trees/ or objects/ by what id peels to.
+ */
+static void
+ref_target(struct odbfs *fs, const char *path, const unsigned char *id,
+    char *target, size_t size, unsigned char *peeled, enum obj_type *type)
+{
+	char hex[OID_HEXSZ_MAX + 1];
+	const char *where = "objects";
+	size_t off = 0;
+
+	if (odb_peel(fs->odb, id, peeled, type) < 0) {
+		memcpy(peeled, id, fs->rawsz);
+		*type = OBJ_NONE;
+	}
+	if (*type == OBJ_COMMIT)
+		where = "commits";
+	else if (*type == OBJ_TREE)
+		where = "trees";
+	for (const char *p = strchr(path, '/'); p && off < size;
+	    p = strchr(p + 1, '/'))
+		off += (size_t)snprintf(target + off, size - off, "../");
+	oid_to_hex(hex, peeled, fs->rawsz);
+	if (off < size)
+		snprintf(target + off, size - off, "%s/%s", where, hex);
+}
+
 static int
 ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
     struct node **out)
 {
 	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
-	char hex[OID_HEXSZ_MAX + 1], target[4096 + 64];
-	const char *where = "objects";
+	char target[4096 + 64];
 	enum obj_type type;
-	size_t off = 0;
 	struct node *n;
 
-	if (odb_peel(fs->odb, id, peeled, &type) < 0) {
-		memcpy(peeled, id, fs->rawsz);
-		type = OBJ_NONE;
-	}
-	if (type == OBJ_COMMIT)
-		where = "commits";
-	else if (type == OBJ_TREE)
-		where = "trees";
-	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
-		off += (size_t)snprintf(target + off, sizeof(target) - off,
-		    "../");
-	oid_to_hex(hex, peeled, fs->rawsz);
-	snprintf(target + off, sizeof(target) - off, "%s/%s", where, hex);
-	n = new_link(key, path_key(key, 'R', path), target, 0);
+	ref_target(fs, path, id, target, sizeof(target), peeled, &type);
+	n = new_link(key, ref_key(key, path, target), target, 0);
 	if (n) {
 		n->timeout = NODE_TIMEOUT_MOVING;
 		memcpy(n->id, peeled, fs->rawsz);
@@ -463,26 +489,37 @@ ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
 	return intern(n, out);
 }
 
+/* Where HEAD points, or -ENOENT if it is neither symbolic nor an id. */
+static int
+head_target(struct odbfs *fs, char *target, size_t size)
+{
+	const struct refs *refs = odb_refs_get(fs->odb);
+	char hex[OID_HEXSZ_MAX + 1];
+	int ret = 0;
+
+	if (refs->head_target) {
+		snprintf(target, size, "%s", refs->head_target);
+	} else if (refs->head_detached) {
+		oid_to_hex(hex, refs->head_id, fs->rawsz);
+		snprintf(target, size, "commits/%s", hex);
+	} else {
+		ret = -ENOENT;
+	}
+	odb_refs_put(fs->odb);
+	return ret;
+}
+
 static int
 head_link(struct odbfs *fs, struct node **out)
 {
-	const struct refs *refs = odb_refs_get(fs->odb);
-	unsigned char key[KEY_MAX], id[OID_RAWSZ_MAX];
-	char target[4096 + 64], hex[OID_HEXSZ_MAX + 1];
-	bool detached = refs->head_detached, has = refs->head_target != NULL;
+	unsigned char key[KEY_MAX];
+	char target[4096 + 64];
 	struct node *n;
+	int ret;
 
-	if (has)
-		snprintf(target, sizeof(target), "%s", refs->head_target);
-	memcpy(id, refs->head_id, fs->rawsz);
-	odb_refs_put(fs->odb);
-	if (!has && !detached)
-		return -ENOENT;
-	if (detached) {
-		oid_to_hex(hex, id, fs->rawsz);
-		snprintf(target, sizeof(target), "commits/%s", hex);
-	}
-	n = new_link(key, path_key(key, 'R', "HEAD"), target, 0);
+	if ((ret = head_target(fs, target, sizeof(target))) < 0)
+		return ret;
+	n = new_link(key, ref_key(key, "HEAD", target), target, 0);
 	if (n)
 		n->timeout = NODE_TIMEOUT_MOVING;
 	return intern(n, out);
@@ -703,23 +740,24 @@ static int
 list_refs(struct odbfs *fs, struct dirlist *l, size_t *alloc)
 {
 	const struct refs *refs = odb_refs_get(fs->odb);
-	unsigned char key[KEY_MAX];
-	size_t plen = strlen(l->dir->path);
-	char *prefix, last[4096] = "";
-	long i;
+	size_t plen = strlen(l->dir->path), nleaf = 0, leaf_alloc = 0;
+	struct leaf { char *name; unsigned char id[OID_RAWSZ_MAX]; } *leaf = NULL;
+	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
+	char *prefix, last[4096] = "", target[4096 + 64];
+	enum obj_type type;
+	long i, first;
 	int ret = 0;
 
 	if (asprintf(&prefix, "%s/", l->dir->path) < 0) {
 		odb_refs_put(fs->odb);
 		return -ENOMEM;
 	}
-	for (i = refs_first_under(refs, prefix); ret == 0 && i >= 0 &&
-	    (size_t)i < refs->n && !strncmp(refs->v[i].name, prefix,
-	    plen + 1); i++) {
+	first = refs_first_under(refs, prefix);
+	for (i = first; ret == 0 && i >= 0 && (size_t)i < refs->n &&
+	    !strncmp(refs->v[i].name, prefix, plen + 1); i++) {
 		const char *rest = refs->v[i].name + plen + 1;
 		size_t clen = strcspn(rest, "/");
 		char comp[4096];
-		bool isdir = rest[clen] == '/';
 
 		if (clen >= sizeof(comp))
 			continue;
@@ -728,11 +766,40 @@ list_refs(struct odbfs *fs, struct dirlist *l, size_t *alloc)
 		if (!strcmp(comp, last))
 			continue;
 		snprintf(last, sizeof(last), "%s", comp);
-		ret = add_rec(l, alloc, comp, true, isdir ? S_IFDIR : S_IFLNK,
-		    isdir ? child_dir_ino(l->dir->path, comp) :
-		    node_ino(key, path_key(key, 'R', refs->v[i].name)));
+		if (rest[clen] == '/') {
+			ret = add_rec(l, alloc, comp, true, S_IFDIR,
+			    child_dir_ino(l->dir->path, comp));
+			continue;
+		}
+		/* A ref: its target needs the object store, outside RCU. */
+		ret = add_rec(l, alloc, comp, true, S_IFLNK, 0);
+		if (ret == 0 && nleaf == leaf_alloc) {
+			struct leaf *grown;
+
+			leaf_alloc = leaf_alloc ? 2 * leaf_alloc : 16;
+			if ((grown = realloc(leaf, leaf_alloc * sizeof(*leaf))))
+				leaf = grown;
+			else
+				ret = -ENOMEM;
+		}
+		if (ret == 0 && !(leaf[nleaf].name = strdup(refs->v[i].name)))
+			ret = -ENOMEM;
+		if (ret == 0)
+			memcpy(leaf[nleaf++].id, refs->v[i].id, fs->rawsz);
 	}
 	odb_refs_put(fs->odb);
+	for (size_t k = 0, r = 0; k < nleaf; k++) {
+		while (l->v[r].type != S_IFLNK)
+			r++;
+		if (ret == 0) {
+			ref_target(fs, leaf[k].name, leaf[k].id, target,
+			    sizeof(target), peeled, &type);
+			l->v[r++].ino = node_ino(key, ref_key(key,
+			    leaf[k].name, target));
+		}
+		free(leaf[k].name);
+	}
+	free(leaf);
 	free(prefix);
 	return ret;
 }
@@ -757,13 +824,18 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 	l->dir = dir;
 	l->rawsz = fs->rawsz;
 	switch (dir->kind) {
-	case NODE_ROOT:
+	case NODE_ROOT: {
+		char target[4096 + 64];
+		uint64_t head_ino = 0;
+
+		if (head_target(fs, target, sizeof(target)) == 0)
+			head_ino = node_ino(key, ref_key(key, "HEAD", target));
 		for (size_t i = 0; i < 5 && ret == 0; i++)
 			ret = add_rec(l, &alloc, root_names[i], false,
-			    i ? S_IFDIR : S_IFLNK, node_ino(key, i ?
-			    view_dir_key(key, root_names[i]) :
-			    path_key(key, 'R', "HEAD")));
+			    i ? S_IFDIR : S_IFLNK, i ? node_ino(key,
+			    view_dir_key(key, root_names[i])) : head_ino);
 		break;
+	}
 	case NODE_OBJECTS:
 		for (unsigned b = 0; b < 256 && ret == 0; b++) {
 			char name[3], path[16];

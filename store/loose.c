@@ -281,7 +281,9 @@ loose_header_parse(const unsigned char *buf, size_t len, struct objinfo *info,
 		return log_corrupt("%s: loose object size is malformed "
 		    "(offset %zu)", name, (size_t)(sp + 1 - buf));
 	for (const unsigned char *p = sp + 1; p < nul; p++) {
-		if (*p < '0' || *p > '9' || size > (UINT64_MAX - 9) / 10)
+		if (*p < '0' || *p > '9' || size > UINT64_MAX / 10 ||
+		    (size == UINT64_MAX / 10 && (uint64_t)(*p - '0') >
+		    UINT64_MAX % 10))
 			return log_corrupt("%s: loose object size is malformed "
 			    "(offset %zu)", name, (size_t)(p - buf));
 		size = size * 10 + (uint64_t)(*p - '0');

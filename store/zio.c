@@ -152,6 +152,8 @@ zio_inflate_prefix(const unsigned char *src, size_t srclen, unsigned char *dst,
 	int ended = 0, ret;
 
 	*got = 0;
+	if (want > PIECE)
+		want = PIECE;
 	if (inflateInit(&z) != Z_OK) {
 		*why = "out of memory in zlib";
 		return -ENOMEM;

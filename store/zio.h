@@ -22,9 +22,9 @@ int zio_inflate(const unsigned char *src, size_t srclen, uint64_t size,
     unsigned char **out, size_t *used, const char **why);
 
 /*
- * Inflate at most want bytes from the start of the stream into dst; *got is
- * how many came (fewer only if the stream ended first). For reading headers
- * without inflating a whole object.
+ * Inflate at most want bytes (at most 1 GiB) from the start of the stream
+ * into dst; *got is how many came. For reading headers without inflating
+ * a whole object.
  */
 int zio_inflate_prefix(const unsigned char *src, size_t srclen,
     unsigned char *dst, size_t want, size_t *got, const char **why);
