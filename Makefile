@@ -85,3 +85,15 @@ bench/lookup: bench/lookup.c store/libodbstore.a
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -Istore $(shell $(PKG_CONFIG) --cflags libgit2) \
 		-o $@ $< store/libodbstore.a $(STORE_LIBS) \
 		$(shell $(PKG_CONFIG) --libs libgit2) $(LDFLAGS)
+
+bench/floorfs: bench/floorfs.c
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FS_CFLAGS) -o $@ $< $(FS_LIBS) $(LDFLAGS)
+
+bench/fsbench: bench/fsbench.c
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -lpthread $(LDFLAGS)
+
+bench: all bench/lookup bench/floorfs bench/fsbench
+	@bench/run.sh $(BENCH_ARGS)
+
+.PHONY: bench
+include tests/fuzz/fuzz.mk

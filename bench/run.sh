@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# bench/run.sh [--objects N] [--blob-mb M] [--rounds R]
+#
+# odbfs beside git and libgit2, every row measured in the same run, medians
+# of R rounds (default 3), ratios against the reference. Repositories are
+# generated with git fast-import into bench/out/ and kept for the next run.
+# Prints one table (Markdown) and writes it, dated, to bench/out/table.md.
+#
+# Needs: libgit2-dev (installed if missing), strace.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/bench/out
+objects=1000000 blob_mb=1024 rounds=3
+while [ $# -gt 0 ]; do
+	case $1 in
+	--objects) objects=$2; shift 2 ;;
+	--blob-mb) blob_mb=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
+	*) echo "usage: $0 [--objects N] [--blob-mb M] [--rounds R]" >&2; exit 2 ;;
+	esac
+done
+mkdir -p "$out"
+mnts=()
+cleanup() {
+	for m in "${mnts[@]}"; do fusermount3 -u "$m" 2>/dev/null || :; done
+}
+trap cleanup EXIT
+table=$out/table.md
+: >"$table"
+row() { printf '| %s |\n' "$*" | tee -a "$table"; }
+say() { echo "$@" | tee -a "$table"; }
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+# secs CMD...: wall seconds of one run of CMD.
+secs() {
+	local t0=$EPOCHREALTIME
+	"$@" >/dev/null
+	local t1=$EPOCHREALTIME
+	awk -v a="${t0/./}" -v b="${t1/./}" 'BEGIN { printf "%.4f\n", (b - a) / 1e6 }'
+}
+# med N CMD...: median seconds of N runs.
+med() {
+	local n=$1
+	shift
+	for ((i = 0; i < n; i++)); do secs "$@"; done | median
+}
+
+repo() {	# repo NAME OBJECTS PACKS LOOSE
+	local dir=$out/$1
+	if [ ! -f "$dir/.done-$2-$3-$4" ]; then
+		echo "generating $1 ($2 objects, $3 packs, $4 loose)..." >&2
+		"$top/bench/genrepo.sh" "$dir" "$2" "$3" "$4"
+		touch "$dir/.done-$2-$3-$4"
+	fi
+	echo "$dir"
+}
+
+mount_at() {	# mount_at REPO MNT [opts]: daemonized odbfs
+	local r=$1 m=$2
+	shift 2
+	mkdir -p "$m"
+	fusermount3 -u "$m" 2>/dev/null || :
+	"$top/odbfs" "$@" "$r" "$m"
+	mnts+=("$m")
+}
+daemon_pid() { pgrep -f "odbfs .* $1\$" | head -1; }
+rss_mb() { awk -v k="${2:-VmRSS}:" '$1 == k { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+
+say "# odbfs benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
+say ""
+say "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r); git $(git --version | cut -d' ' -f3), libgit2 $(pkg-config --modversion libgit2). Medians of $rounds rounds; lower is better; ratio = reference / odbfs (above 1: odbfs faster) unless the row says otherwise."
+say ""
+
+# 1. Store, in-process.
+say "## 1. Store, in-process (ns per lookup)"
+say ""
+row "repository | odbfs miss | odbfs hit | libgit2 miss | libgit2 miss NO_REFRESH | libgit2 hit | miss ratio (libgit2/odbfs) | hit ratio"
+row "---|---|---|---|---|---|---|---"
+for spec in "10k 10000 1 0" "1m-1p $objects 1 0" "1m-16p $objects 16 0" \
+	"1m-64p $objects 64 0" "1m-1p-10kloose $objects 1 10000" "10k-10kloose 10000 1 10000"; do
+	set -- $spec
+	r=$(repo "$1" "$2" "$3" "$4")
+	declare -A v=()
+	for ((i = 0; i < rounds; i++)); do
+		while read -r k val; do v[$k]+="$val "; done < <("$top/bench/lookup" "$r" 200000 5)
+	done
+	for k in odbfs_miss odbfs_hit libgit2_miss libgit2_miss_norefresh libgit2_hit; do
+		v[$k]=$(tr ' ' '\n' <<<"${v[$k]}" | grep . | median)
+	done
+	row "$1 ($2 obj, $3 packs, $4 loose) | ${v[odbfs_miss]} | ${v[odbfs_hit]} | ${v[libgit2_miss]} | ${v[libgit2_miss_norefresh]} | ${v[libgit2_hit]} | $(ratio "${v[libgit2_miss]}" "${v[odbfs_miss]}") | $(ratio "${v[libgit2_hit]}" "${v[odbfs_hit]}")"
+	unset v
+done
+r=$(repo 1m-64p "$objects" 64 0)
+strace -f -c -o "$out/strace0" "$top/bench/lookup" --only-misses 0 "$r" 2>/dev/null
+strace -f -c -o "$out/strace1" "$top/bench/lookup" --only-misses 100000 "$r" 2>/dev/null
+c0=$(awk '$NF == "total" { print $4 }' "$out/strace0")
+c1=$(awk '$NF == "total" { print $4 }' "$out/strace1")
+say ""
+say "Syscalls per miss (odbfs store, 64 packs, strace over 100 000 misses): $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.5f", (b - a) / 100000 }')"
+say ""
+
+# 2. Tools.
+content=$out/content
+if [ ! -f "$content/.done" ]; then
+	echo "generating content repository..." >&2
+	"$top/bench/gencontent.sh" "$content" 2000 3000
+	touch "$content/.done"
+fi
+big=$(repo 1m-1p "$objects" 1 0)
+say "## 2. Tools (seconds)"
+say ""
+row "input | git cat-file | odbfs-cat | ratio (git/odbfs)"
+row "---|---|---|---"
+for r in "$content" "$big"; do
+	git -C "$r" cat-file --batch-all-objects --batch-check='%(objectname)' >"$out/ids"
+	for mode in --batch-check --batch; do
+		g=$(med "$rounds" sh -c "git -C '$r' cat-file $mode <'$out/ids'")
+		o=$(med "$rounds" sh -c "'$top/odbfs-cat' $mode '$r' <'$out/ids'")
+		row "$mode, all $(wc -l <"$out/ids") objects of $(basename "$r") | $g | $o | $(ratio "$g" "$o")"
+	done
+done
+awk 'BEGIN { srand(3); for (i = 0; i < 200000; i++) { s = ""; for (j = 0; j < 5; j++) s = s sprintf("%08x", int(rand() * 4294967296)); print s } }' >"$out/missing"
+g=$(med "$rounds" sh -c "git -C '$big' cat-file --batch-check <'$out/missing'")
+o=$(med "$rounds" sh -c "'$top/odbfs-cat' --batch-check '$big' <'$out/missing'")
+row "--batch-check, 200 000 missing ids, 1m-1p | $g | $o | $(ratio "$g" "$o")"
+say ""
+
+# 3. Through the mount.
+say "## 3. Through the mount"
+say ""
+row "what | reference | odbfs | ratio (odbfs/reference; below 1: odbfs faster)"
+row "---|---|---|---"
+m=$out/mnt
+floor=$out/floor
+mkdir -p "$floor"
+fusermount3 -u "$floor" 2>/dev/null || :
+"$top/bench/floorfs" "$floor"
+mnts+=("$floor")
+head -20000 "$out/missing" >"$out/missing20k"
+mount_at "$big" "$m" -o negative_timeout=0
+fl=$(for ((i = 0; i < rounds; i++)); do "$top/bench/fsbench" stat "$floor" 1 <"$out/missing20k" | cut -d' ' -f1; done | median)
+od=$(for ((i = 0; i < rounds; i++)); do "$top/bench/fsbench" stat "$m/objects" 1 <"$out/missing20k" | cut -d' ' -f1; done | median)
+row "stat of a missing id, ns (reference: protocol floor, floorfs) | $fl | $od | $(ratio "$od" "$fl")"
+fusermount3 -u "$m"
+mount_at "$big" "$m"
+"$top/bench/fsbench" stat "$m/objects" 1 <"$out/missing20k" >/dev/null
+od2=$("$top/bench/fsbench" stat "$m/objects" 1 <"$out/missing20k" | cut -d' ' -f1)
+row "stat of the same missing id again (negative entry cached), ns | - | $od2 | -"
+fusermount3 -u "$m"
+
+git -C "$content" cat-file --batch-all-objects --batch-check='%(objectname)' | sed "s|^|$m/objects/|" >"$out/paths"
+g=$(med "$rounds" sh -c "git -C '$content' cat-file --batch-all-objects --batch")
+first=() second=()
+for ((i = 0; i < rounds; i++)); do
+	mount_at "$content" "$m"
+	first+=("$("$top/bench/fsbench" read 1 <"$out/paths" | cut -d' ' -f1)")
+	second+=("$("$top/bench/fsbench" read 1 <"$out/paths" | cut -d' ' -f1)")
+	fusermount3 -u "$m"
+done
+f=$(printf '%s\n' "${first[@]}" | median)
+s=$(printf '%s\n' "${second[@]}" | median)
+row "read every object, first pass, s (git cat-file --batch-all-objects --batch) | $g | $f | $(ratio "$f" "$g")"
+row "read every object, second pass (page cache), s | $g | $s | $(ratio "$s" "$g")"
+
+mount_at "$content" "$m"
+head=$(git -C "$content" rev-parse HEAD)
+g=$(med "$rounds" sh -c "git -C '$content' archive --format=tar $head | cat")
+t=$(med "$rounds" sh -c "tar -cf - -C '$m/commits/$head/tree' . | cat")
+row "tar of a commit's tree ($(git -C "$content" ls-tree -r "$head" | wc -l) files), s (git archive) | $g | $t | $(ratio "$t" "$g")"
+for threads in 1 2 4 8; do
+	fusermount3 -u "$m"
+	mount_at "$content" "$m"
+	p=$("$top/bench/fsbench" read "$threads" <"$out/paths" | cut -d' ' -f1)
+	row "read every object with $threads readers, first pass, s | - | $p | -"
+done
+fusermount3 -u "$m"
+
+blob=$out/blob-$blob_mb
+if [ ! -f "$blob/.done" ]; then
+	echo "generating a $blob_mb MiB blob..." >&2
+	rm -rf "$blob"
+	git init -q --bare "$blob"
+	head -c 1048576 /dev/urandom >"$out/chunk"
+	for ((i = 0; i < blob_mb; i++)); do cat "$out/chunk"; done |
+		git -C "$blob" hash-object -w --stdin >"$blob/id"
+	touch "$blob/.done"
+fi
+id=$(cat "$blob/id")
+mount_at "$blob" "$m"
+g=$(med "$rounds" sh -c "git -C '$blob' cat-file blob $id")
+c=$(med "$rounds" cat "$m/objects/$id")
+row "cat of a $blob_mb MiB blob, s (git cat-file blob) | $g | $c | $(ratio "$c" "$g")"
+fusermount3 -u "$m"
+say ""
+
+# 4. Cost.
+say "## 4. Cost"
+say ""
+row "what | value"
+row "---|---"
+t=$(med "$rounds" sh -c "'$top/odbfs' '$big' '$m' && fusermount3 -u '$m'")
+row "mount time, $objects-object repository (odbfs start to mounted), s | $t"
+mount_at "$big" "$m"
+pid=$(daemon_pid "$m")
+row "daemon RSS after mounting $objects objects, MiB: total (anonymous) | $(rss_mb "$pid") ($(rss_mb "$pid" RssAnon))"
+find "$m/objects" -mindepth 2 -type f >"$out/bigpaths"
+"$top/bench/fsbench" read 2 <"$out/bigpaths" >/dev/null
+row "daemon RSS after reading all $objects objects, MiB: total (anonymous) | $(rss_mb "$pid") ($(rss_mb "$pid" RssAnon))"
+fusermount3 -u "$m"
+echo
+echo "table written to $table"
