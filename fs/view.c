@@ -7,8 +7,10 @@
  * node with one inode number:
  *   'D' path            a directory, by its path from the root
  *   'O' id              objects/<id>
- *   'B' id mode         a file of a tree (blob and mode)
- *   'S' id              a symlink of a tree (its blob)
+ *   'B' id mode time    a file of a tree (blob and mode); st_ino
+ *                       hashes 'B' id mode alone
+ *   'S' id time         a symlink of a tree (its blob); st_ino hashes
+ *                       'S' id alone
  *   'R' path NUL target HEAD or a ref, by path and where it points (a
  *                       ref that moves is a new symlink)
  *   'A' path            an abbreviated id, by path
@@ -251,6 +253,23 @@ tree_find(const struct node *dir, const char *name)
 	return NULL;
 }
 
+/*
+ * A node for a file or symlink of a tree: its inode number comes from the
+ * key (object and mode), but the same blob under two commits carries two
+ * times, so the time is part of what makes the node.
+ */
+static struct node *
+timed_node(enum node_kind kind, unsigned char *key, size_t klen, int64_t time)
+{
+	uint64_t ino = node_ino(key, klen);
+	struct node *n;
+
+	memcpy(key + klen, &time, sizeof(time));
+	if ((n = node_new(kind, key, klen + sizeof(time))))
+		n->ino = ino;
+	return n;
+}
+
 static int
 tree_entry_node(struct odbfs *fs, struct node *dir,
     const struct tree_entry *e, struct node **out)
@@ -292,7 +311,8 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 			    object_type_name(info.type));
 		klen = id_key(key, 'B', e->id, fs->rawsz);
 		memcpy(key + klen, &e->mode, sizeof(e->mode));
-		if (!(n = node_new(NODE_BLOB, key, klen + sizeof(e->mode))))
+		klen += sizeof(e->mode);
+		if (!(n = timed_node(NODE_BLOB, key, klen, dir->time)))
 			return -ENOMEM;
 		memcpy(n->id, e->id, fs->rawsz);
 		n->type = OBJ_BLOB;
@@ -315,8 +335,8 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 			return log_corrupt("%s/%s: symlink target %s holds a "
 			    "NUL byte", dir->path, e->name, hex);
 		}
-		n = node_new(NODE_SYMLINK, key, id_key(key, 'S', e->id,
-		    fs->rawsz));
+		n = timed_node(NODE_SYMLINK, key, id_key(key, 'S', e->id,
+		    fs->rawsz), dir->time);
 		if (n && (n->data = malloc((size_t)info.size + 1))) {
 			memcpy(n->data, buf, (size_t)info.size);
 			n->data[info.size] = '\0';

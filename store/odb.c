@@ -27,6 +27,7 @@
 
 struct odb {
 	struct repo *repo;
+	struct cache *cache;		/* delta bases, shared by snapshots */
 	struct snapshot *snap;		/* RCU-protected */
 	struct refs *refs;		/* RCU-protected */
 	pthread_mutex_t refresh_lock;	/* one refresh at a time */
@@ -88,10 +89,16 @@ odb_open(const char *path, struct odb **out, const char **why)
 	pthread_mutex_init(&odb->refresh_lock, NULL);
 	if ((ret = repo_open(path, &odb->repo, why)) < 0)
 		goto fail;
+	if (!(odb->cache = cache_new(ODB_CACHE_BYTES))) {
+		*why = "out of memory";
+		ret = -ENOMEM;
+		goto fail;
+	}
 	if ((ret = snapshot_build(odb->repo, NULL, &odb->snap)) < 0) {
 		*why = "cannot read its object directory";
 		goto fail;
 	}
+	odb->snap->cache = odb->cache;
 	if ((ret = refs_load(odb->repo, &odb->refs)) < 0) {
 		*why = "cannot read its references";
 		goto fail;
@@ -109,6 +116,7 @@ odb_close(struct odb *odb)
 	if (!odb)
 		return;
 	snapshot_free(odb->snap);
+	cache_free(odb->cache);
 	refs_free(odb->refs);
 	repo_free(odb->repo);
 	pthread_mutex_destroy(&odb->refresh_lock);
@@ -226,6 +234,7 @@ odb_update(struct odb *odb, struct snapshot_change *change,
 	if (ret == 0)
 		ret = snapshot_update(odb->repo, odb->snap, change, &fresh);
 	if (ret == 0) {
+		fresh->cache = odb->cache;
 		old = rcu_xchg_pointer(&odb->snap, fresh);
 		urcu_memb_synchronize_rcu();
 		snapshot_free(old);

@@ -20,6 +20,9 @@
 
 struct odb;
 
+/* Bytes of rebuilt delta bases kept for reuse (git keeps 96 MiB). */
+#define ODB_CACHE_BYTES ((size_t)64 << 20)
+
 /*
  * Open the repository at path. On failure *why says why in a few words.
  * Free with odb_close().

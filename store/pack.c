@@ -22,6 +22,8 @@ be32(const unsigned char *p)
 	    (uint32_t)p[2] << 8 | p[3];
 }
 
+static atomic_uint_least64_t next_serial = 1;
+
 int
 pack_open(const char *idxpath, const char *packpath, size_t rawsz,
     unsigned dir, struct pack **out)
@@ -38,6 +40,7 @@ pack_open(const char *idxpath, const char *packpath, size_t rawsz,
 		return -ENOMEM;
 	}
 	atomic_init(&p->refs, 1);
+	p->serial = atomic_fetch_add(&next_serial, 1);
 	p->dir = dir;
 	fd = open(packpath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {

@@ -29,6 +29,7 @@
 
 struct pack {
 	atomic_uint refs;
+	uint64_t serial;	/* unique in the process, never reused */
 	struct idx idx;
 	const unsigned char *map;	/* the .pack file */
 	size_t size;

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache.h"
 #include "loose.h"
 #include "pack.h"
 #include "repo.h"
@@ -32,6 +33,7 @@ struct snapshot {
 	 */
 	uint64_t *filter;
 	unsigned filter_bits;
+	struct cache *cache;	/* the odb's delta base cache, or NULL */
 };
 
 /* Where an object is: in a pack at an offset, or loose in a directory. */

@@ -9,8 +9,10 @@
  *     chain_walk()      pack_entry() per step; OFS_DELTA stays in the pack,
  *                       REF_DELTA asks snapshot_find(); depth is bounded and
  *                       a REF_DELTA that comes back to an entry is a cycle
- *     base_read()       loose_read() or zio_inflate() of the whole entry
- *     delta_apply()     per step, from the base up
+ *                       or at an object the delta base cache holds
+ *     base_read()       the cached object, loose_read() or zio_inflate()
+ *     delta_apply()     per step, from the base up; each result below
+ *                       the top goes into the cache
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,12 +35,16 @@ struct chain {
 	size_t nr, alloc;
 	struct objloc base;	/* the whole object at the bottom */
 	struct pack_entry base_entry;	/* when base.pack is set */
+	unsigned char *cached;	/* or the bottom, rebuilt, from the cache */
+	size_t cached_len;
+	enum obj_type cached_type;
 };
 
 static void
 chain_release(struct chain *c)
 {
 	free(c->steps);
+	free(c->cached);
 }
 
 static int
@@ -67,9 +73,13 @@ chain_has(const struct chain *c, const struct pack *p, uint64_t off)
 	return false;
 }
 
-/* Follow loc down to a whole object, recording every delta on the way. */
+/*
+ * Follow loc down to a whole object, recording every delta on the way.
+ * With cache, stop early at an object the cache holds.
+ */
 static int
-chain_walk(const struct snapshot *s, const struct objloc *loc, struct chain *c)
+chain_walk(const struct snapshot *s, const struct objloc *loc, struct chain *c,
+    struct cache *cache)
 {
 	struct objloc at = *loc;
 	struct pack_entry e;
@@ -77,6 +87,11 @@ chain_walk(const struct snapshot *s, const struct objloc *loc, struct chain *c)
 
 	memset(c, 0, sizeof(*c));
 	while (at.pack) {
+		if (cache && cache_get(cache, at.pack->serial, at.off,
+		    &c->cached, &c->cached_len, &c->cached_type)) {
+			c->base = at;
+			return 0;
+		}
 		if ((ret = pack_entry(at.pack, at.off, &e)) < 0)
 			return ret;
 		if (e.type != OBJ_OFS_DELTA && e.type != OBJ_REF_DELTA) {
@@ -156,7 +171,7 @@ unpack_info(const struct snapshot *s, const struct objloc *loc,
 	size_t got, hdrlen;
 	int ret;
 
-	if ((ret = chain_walk(s, loc, &c)) < 0)
+	if ((ret = chain_walk(s, loc, &c, NULL)) < 0)
 		goto out;
 	if (c.base.pack) {
 		info->type = c.base_entry.type;
@@ -182,16 +197,28 @@ out:
 }
 
 static int
-base_read(const struct snapshot *s, const struct chain *c,
+base_read(const struct snapshot *s, struct chain *c,
     struct objinfo *info, unsigned char **buf)
 {
 	struct loose lo;
 	int ret;
 
+	if (c->cached) {
+		info->type = c->cached_type;
+		info->size = c->cached_len;
+		*buf = c->cached;
+		c->cached = NULL;
+		return 0;
+	}
 	if (c->base.pack) {
 		info->type = c->base_entry.type;
 		info->size = c->base_entry.size;
-		return entry_inflate(c->base.pack, &c->base_entry, buf);
+		ret = entry_inflate(c->base.pack, &c->base_entry, buf);
+		/* A base read for a delta is likely to be needed again. */
+		if (ret == 0 && c->nr)
+			cache_put(s->cache, c->base.pack->serial, c->base.off,
+			    *buf, (size_t)info->size, info->type);
+		return ret;
 	}
 	ret = loose_open(&lo, s->objdirs[c->base.dir], c->base.id, s->rawsz);
 	if (ret < 0)
@@ -213,7 +240,7 @@ unpack_object(const struct snapshot *s, const struct objloc *loc,
 	int ret;
 
 	*buf = NULL;
-	if ((ret = chain_walk(s, loc, &c)) < 0)
+	if ((ret = chain_walk(s, loc, &c, s->cache)) < 0)
 		goto out;
 	if ((ret = base_read(s, &c, info, &data)) < 0)
 		goto out;
@@ -233,6 +260,10 @@ unpack_object(const struct snapshot *s, const struct objloc *loc,
 			goto out;
 		free(data);
 		data = result;
+		/* Every step below the top is some other delta's base. */
+		if (i > 0)
+			cache_put(s->cache, st->pack->serial, st->e.off, data,
+			    len, info->type);
 	}
 	info->size = len;
 	*buf = data;

@@ -1,0 +1,180 @@
+/*
+ * cache: the delta base cache. Called by unpack.c while rebuilding
+ * deltified objects: get before walking further down a chain, put for each
+ * base it had to rebuild.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "cache.h"
+
+#define BUCKETS 4096
+
+struct entry {
+	uint64_t pack, off;
+	enum obj_type type;
+	size_t len;
+	unsigned char *buf;
+	struct entry *hnext;		/* hash chain */
+	struct entry *prev, *next;	/* LRU list, most recent first */
+};
+
+struct cache {
+	pthread_mutex_t lock;
+	size_t max_bytes;
+	size_t bytes;			/* protected by lock */
+	struct entry *buckets[BUCKETS];	/* protected by lock */
+	struct entry *head, *tail;	/* protected by lock */
+	uint64_t hits, misses;		/* protected by lock */
+};
+
+struct cache *
+cache_new(size_t max_bytes)
+{
+	struct cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	c->max_bytes = max_bytes;
+	return c;
+}
+
+static size_t
+bucket_of(uint64_t pack, uint64_t off)
+{
+	uint64_t key[2] = { pack, off };
+
+	return XXH3_64bits(key, sizeof(key)) % BUCKETS;
+}
+
+static void
+lru_unlink(struct cache *c, struct entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		c->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		c->tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void
+lru_push(struct cache *c, struct entry *e)
+{
+	e->next = c->head;
+	if (c->head)
+		c->head->prev = e;
+	c->head = e;
+	if (!c->tail)
+		c->tail = e;
+}
+
+static struct entry *
+find(struct cache *c, uint64_t pack, uint64_t off)
+{
+	for (struct entry *e = c->buckets[bucket_of(pack, off)]; e;
+	    e = e->hnext)
+		if (e->pack == pack && e->off == off)
+			return e;
+	return NULL;
+}
+
+static void
+evict(struct cache *c, struct entry *e)
+{
+	struct entry **pp = &c->buckets[bucket_of(e->pack, e->off)];
+
+	while (*pp != e)
+		pp = &(*pp)->hnext;
+	*pp = e->hnext;
+	lru_unlink(c, e);
+	c->bytes -= e->len;
+	free(e->buf);
+	free(e);
+}
+
+void
+cache_free(struct cache *c)
+{
+	if (!c)
+		return;
+	while (c->head)
+		evict(c, c->head);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+bool
+cache_get(struct cache *c, uint64_t pack, uint64_t off, unsigned char **buf,
+    size_t *len, enum obj_type *type)
+{
+	struct entry *e;
+	bool hit = false;
+
+	*buf = NULL;
+	if (!c)
+		return false;
+	pthread_mutex_lock(&c->lock);
+	if ((e = find(c, pack, off)) && (*buf = malloc(e->len ? e->len : 1))) {
+		memcpy(*buf, e->buf, e->len);
+		*len = e->len;
+		*type = e->type;
+		lru_unlink(c, e);
+		lru_push(c, e);
+		hit = true;
+	}
+	if (hit)
+		c->hits++;
+	else
+		c->misses++;
+	pthread_mutex_unlock(&c->lock);
+	return hit;
+}
+
+void
+cache_put(struct cache *c, uint64_t pack, uint64_t off,
+    const unsigned char *buf, size_t len, enum obj_type type)
+{
+	struct entry *e;
+
+	if (!c || len > CACHE_MAX_ENTRY || len > c->max_bytes)
+		return;
+	if (!(e = calloc(1, sizeof(*e))) || !(e->buf = malloc(len ? len : 1))) {
+		free(e);
+		return;
+	}
+	memcpy(e->buf, buf, len);
+	e->pack = pack;
+	e->off = off;
+	e->len = len;
+	e->type = type;
+	pthread_mutex_lock(&c->lock);
+	if (find(c, pack, off)) {
+		pthread_mutex_unlock(&c->lock);
+		free(e->buf);
+		free(e);
+		return;
+	}
+	while (c->tail && c->bytes + len > c->max_bytes)
+		evict(c, c->tail);
+	e->hnext = c->buckets[bucket_of(pack, off)];
+	c->buckets[bucket_of(pack, off)] = e;
+	lru_push(c, e);
+	c->bytes += len;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void
+cache_counts(struct cache *c, uint64_t *hits, uint64_t *misses)
+{
+	pthread_mutex_lock(&c->lock);
+	*hits = c->hits;
+	*misses = c->misses;
+	pthread_mutex_unlock(&c->lock);
+}
