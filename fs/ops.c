@@ -13,11 +13,13 @@
  *                        invalidated when the object arrives
  *     reply_negative()   a negative entry the kernel may cache
  *
- * No handler makes a system call for a miss. An object file is opened once
- * (odb_reader_open) and serves every read() of that open file.
+ * No handler makes a system call for a miss. An object file is rebuilt
+ * once per open, on its first read (odb_reader_open), and serves every
+ * read() of that open file.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,13 +243,20 @@ odbfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * An open object file. The object is rebuilt on the first read, not at
+ * open: with keep_cache the kernel serves later opens from its page cache
+ * and never reads, so they must cost no more than the open round trip.
+ */
+struct openfile {
+	_Atomic(struct reader *) r;
+};
+
 static void
 odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct odbfs *fs = fs_of(req);
 	struct node *n = node_get(ino);
-	struct reader *r = NULL;
-	int ret;
+	struct openfile *of;
 
 	if (S_ISDIR(n->mode)) {
 		fuse_reply_err(req, EISDIR);
@@ -257,29 +266,60 @@ odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EROFS);
 		return;
 	}
-	if (n->kind != NODE_DATA &&
-	    (ret = odb_reader_open(fs->odb, n->id, &r)) < 0) {
-		fuse_reply_err(req, to_errno(ret));
+	if (!(of = calloc(1, sizeof(*of)))) {
+		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)r;
+	fi->fh = (uint64_t)(uintptr_t)of;
 	fi->keep_cache = 1;
 	fi->noflush = 1;
 	fuse_reply_open(req, fi);
+}
+
+/* The open file's reader, made by the first read that needs one. */
+static int
+reader_of(struct odbfs *fs, struct node *n, struct openfile *of,
+    struct reader **out)
+{
+	struct reader *r = atomic_load(&of->r), *none = NULL;
+	int ret;
+
+	if (r) {
+		*out = r;
+		return 0;
+	}
+	if ((ret = odb_reader_open(fs->odb, n->id, &r)) < 0)
+		return ret;
+	if (!atomic_compare_exchange_strong(&of->r, &none, r)) {
+		/* Another read of this file got there first. */
+		reader_close(r);
+		r = none;
+	}
+	*out = r;
+	return 0;
 }
 
 static void
 odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi)
 {
-	struct reader *r = (struct reader *)(uintptr_t)fi->fh;
+	struct openfile *of = (struct openfile *)(uintptr_t)fi->fh;
 	struct node *n = node_get(ino);
-	const unsigned char *data = r ? reader_data(r) :
-	    (const unsigned char *)n->data;
-	uint64_t total = r ? reader_info(r)->size : n->size;
+	const unsigned char *data = (const unsigned char *)n->data;
+	uint64_t total = n->size;
+	struct reader *r = NULL;
 	unsigned char *buf;
 	ssize_t got;
+	int ret;
 
+	if (n->kind != NODE_DATA) {
+		if ((ret = reader_of(fs_of(req), n, of, &r)) < 0) {
+			fuse_reply_err(req, to_errno(ret));
+			return;
+		}
+		data = reader_data(r);
+		total = reader_info(r)->size;
+	}
 	if (off < 0 || (uint64_t)off >= total) {
 		fuse_reply_buf(req, NULL, 0);
 		return;
@@ -305,8 +345,11 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void
 odbfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct openfile *of = (struct openfile *)(uintptr_t)fi->fh;
+
 	(void)ino;
-	reader_close((struct reader *)(uintptr_t)fi->fh);
+	reader_close(atomic_load(&of->r));
+	free(of);
 	fuse_reply_err(req, 0);
 }
 
