@@ -6,6 +6,7 @@
  * with one line and status 1, then runs the session until SIGTERM, SIGINT
  * or an unmount ends it, with status 0.
  */
+#include <dirent.h>
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>
@@ -31,12 +32,14 @@ struct config {
 	char *repo;
 	double negative_timeout;
 	char *refresh;		/* watch, never, poll=SECONDS */
+	char *loglevel;		/* error, warn, info, debug */
 };
 
 #define OPT(t, p) { t, offsetof(struct config, p), 1 }
 static const struct fuse_opt config_opts[] = {
 	OPT("negative_timeout=%lf", negative_timeout),
 	OPT("refresh=%s", refresh),
+	OPT("loglevel=%s", loglevel),
 	FUSE_OPT_END
 };
 
@@ -55,6 +58,37 @@ parse_refresh(const char *s)
 		return -2;
 	n = strtol(s + 5, &end, 10);
 	return *end || end == s + 5 || n < 1 || n > 86400 ? -2 : n;
+}
+
+/* Is path an empty directory? Mounting on a full one would hide it. */
+static bool
+empty_dir(const char *path)
+{
+	struct dirent *de;
+	DIR *d = opendir(path);
+	bool empty = d != NULL;
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = false;
+	if (d)
+		closedir(d);
+	return empty;
+}
+
+/* -o loglevel=: the level, or -1 if invalid. */
+static int
+parse_loglevel(const char *s)
+{
+	static const char *const names[] = { "error", "warn", "info",
+	    "debug" };
+
+	if (!s)
+		return LOGL_INFO;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
 }
 
 static bool
@@ -131,7 +165,9 @@ usage(const char *prog)
 	    "    -o negative_timeout=T  seconds the kernel may cache a miss "
 	    "(default 1)\n"
 	    "    -o refresh=MODE        watch (default: inotify), poll=SECONDS,"
-	    " or never\n\n", prog);
+	    " or never\n"
+	    "    -o loglevel=LEVEL      error, warn, info (default) or debug\n\n",
+	    prog);
 }
 
 static void
@@ -180,7 +216,7 @@ main(int argc, char **argv)
 	struct watch *watch = NULL;
 	const char *why;
 	long refresh;
-	int ret = 1, err;
+	int ret = 1, err, level;
 
 	if (fuse_opt_parse(&args, &conf, config_opts, take_repo) != 0 ||
 	    fuse_parse_cmdline(&args, &opts) != 0)
@@ -209,9 +245,20 @@ main(int argc, char **argv)
 		    "poll=SECONDS\n", conf.refresh);
 		goto out;
 	}
+	if ((level = parse_loglevel(conf.loglevel)) < 0) {
+		fprintf(stderr, "odbfs: loglevel=%s: expected error, warn, info "
+		    "or debug\n", conf.loglevel);
+		goto out;
+	}
+	log_set_sink(NULL, (enum log_level)level);
 	if (conf.negative_timeout < 0) {
 		fprintf(stderr, "odbfs: negative_timeout must not be "
 		    "negative\n");
+		goto out;
+	}
+	if (!empty_dir(opts.mountpoint)) {
+		fprintf(stderr, "odbfs: %s: mountpoint is not an empty "
+		    "directory\n", opts.mountpoint);
 		goto out;
 	}
 	if (odb_open(conf.repo, &fs.odb, &why) < 0) {
@@ -237,7 +284,7 @@ main(int argc, char **argv)
 		goto out_handlers;
 	if (!opts.foreground) {
 		openlog("odbfs", LOG_PID, LOG_DAEMON);
-		log_set_sink(to_syslog, LOGL_INFO);
+		log_set_sink(to_syslog, (enum log_level)level);
 	}
 	fuse_daemonize(opts.foreground);
 	fs.se = se;
@@ -271,6 +318,7 @@ out:
 	free(opts.mountpoint);
 	free(conf.repo);
 	free(conf.refresh);
+	free(conf.loglevel);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -39,6 +39,8 @@ enum node_kind {
 	NODE_BLOB,		/* a file of a tree */
 	NODE_DATA,		/* a file whose bytes the node holds */
 	NODE_SYMLINK,		/* a symlink: target */
+	NODE_META,		/* .odbfs/ */
+	NODE_STATS,		/* .odbfs/stats: made anew at each open */
 };
 
 /* How long the kernel may keep what it learned about a node. */

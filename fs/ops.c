@@ -28,6 +28,7 @@
 
 #include "log.h"
 #include "odbfs.h"
+#include "stats.h"
 #include "view.h"
 
 static struct odbfs *
@@ -40,8 +41,12 @@ fs_of(fuse_req_t req)
 static int
 to_errno(int ret)
 {
-	if (ret == -EFSCORRUPTED || ret == -ENOTUNIQ)
-		return ret == -ENOTUNIQ ? ENOENT : EIO;
+	if (ret == -ENOTUNIQ)
+		return ENOENT;
+	if (ret == -EFSCORRUPTED || ret == -EIO) {
+		stats_add(STAT_ERRORS, 1);
+		return EIO;
+	}
 	return -ret;
 }
 
@@ -91,7 +96,10 @@ odbfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct odbfs *fs = fs_of(req);
 	struct node *dir = node_get(parent), *n;
 	struct fuse_entry_param e;
-	int ret = view_lookup(fs, dir, name, &n);
+	int ret;
+
+	stats_add(STAT_LOOKUPS, 1);
+	ret = view_lookup(fs, dir, name, &n);
 
 	if (ret == -ENOENT || ret == -ENOTUNIQ) {
 		reply_negative(req, dir);
@@ -250,7 +258,39 @@ odbfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  */
 struct openfile {
 	_Atomic(struct reader *) r;
+	char *text;		/* NODE_STATS: the counters at open */
+	size_t len;
 };
+
+/* .odbfs/stats: one "name value" line per counter. */
+static char *
+stats_text(struct odbfs *fs, size_t *len)
+{
+	uint64_t sums[STAT_NR];
+	struct odb_stats st;
+	char *text = NULL;
+	size_t cap = 0;
+	FILE *f = open_memstream(&text, &cap);
+
+	if (!f)
+		return NULL;
+	stats_sum(sums);
+	odb_stats(fs->odb, &st);
+	for (int k = 0; k < STAT_NR; k++)
+		fprintf(f, "%s %llu\n", stats_name((enum stat_id)k),
+		    (unsigned long long)sums[k]);
+	fprintf(f, "snapshots_published %llu\npacks %llu\nloose_objects %llu\n"
+	    "cache_hits %llu\ncache_misses %llu\n",
+	    (unsigned long long)st.snapshots, (unsigned long long)st.packs,
+	    (unsigned long long)st.loose, (unsigned long long)st.cache_hits,
+	    (unsigned long long)st.cache_misses);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	*len = cap;
+	return text;
+}
 
 static void
 odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -270,8 +310,19 @@ odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	stats_add(STAT_OPENS, 1);
+	if (n->kind == NODE_STATS) {
+		/* Made anew at each open; its size is unknown to stat. */
+		if (!(of->text = stats_text(fs_of(req), &of->len))) {
+			free(of);
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		fi->direct_io = 1;
+	} else {
+		fi->keep_cache = 1;
+	}
 	fi->fh = (uint64_t)(uintptr_t)of;
-	fi->keep_cache = 1;
 	fi->noflush = 1;
 	fuse_reply_open(req, fi);
 }
@@ -312,7 +363,11 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	ssize_t got;
 	int ret;
 
-	if (n->kind != NODE_DATA) {
+	stats_add(STAT_READS, 1);
+	if (n->kind == NODE_STATS) {
+		data = (const unsigned char *)of->text;
+		total = of->len;
+	} else if (n->kind != NODE_DATA) {
 		if ((ret = reader_of(fs_of(req), n, of, &r)) < 0) {
 			fuse_reply_err(req, to_errno(ret));
 			return;
@@ -327,6 +382,7 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (size > total - (uint64_t)off)
 		size = (size_t)(total - (uint64_t)off);
 	if (data) {
+		stats_add(STAT_BYTES, size);
 		fuse_reply_buf(req, (const char *)data + off, size);
 		return;
 	}
@@ -335,6 +391,8 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	got = reader_read(r, buf, size, (uint64_t)off);
+	if (got > 0)
+		stats_add(STAT_BYTES, (uint64_t)got);
 	if (got < 0)
 		fuse_reply_err(req, to_errno((int)got));
 	else
@@ -349,6 +407,7 @@ odbfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	(void)ino;
 	reader_close(atomic_load(&of->r));
+	free(of->text);
 	free(of);
 	fuse_reply_err(req, 0);
 }

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "miss.h"
 #include "refs.h"
+#include "stats.h"
 #include "view.h"
 
 #define KEY_MAX (4096 + 64)
@@ -161,8 +162,10 @@ object_file(struct odbfs *fs, const unsigned char *id, struct node **out)
 
 	if (!odb_has(fs->odb, id)) {
 		miss_note(id, fs->rawsz);
+		stats_add(STAT_MISSES, 1);
 		return -ENOENT;
 	}
+	stats_add(STAT_HITS, 1);
 	if ((ret = odb_info(fs->odb, id, &info)) < 0)
 		return ret;
 	if (!(n = node_new(NODE_OBJECT, key, id_key(key, 'O', id,
@@ -624,6 +627,45 @@ abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
 	return intern(n, out);
 }
 
+/* A file of .odbfs/ whose bytes are fixed: repository, format. */
+static int
+meta_file(const char *name, const char *value, struct node **out)
+{
+	unsigned char key[KEY_MAX];
+	struct node *n = node_new(NODE_DATA, key, path_key(key, 'M', name));
+
+	if (!n || asprintf(&n->data, "%s\n", value) < 0) {
+		if (n)
+			n->data = NULL;
+		node_free(n);
+		return -ENOMEM;
+	}
+	n->mode = S_IFREG | 0444;
+	n->size = strlen(n->data);
+	return intern(n, out);
+}
+
+static int
+meta_child(struct odbfs *fs, const char *name, struct node **out)
+{
+	const struct repo *repo = odb_repo(fs->odb);
+	unsigned char key[KEY_MAX];
+	struct node *n;
+
+	if (!strcmp(name, "repository"))
+		return meta_file(".odbfs/repository", repo->gitdir, out);
+	if (!strcmp(name, "format"))
+		return meta_file(".odbfs/format", repo->format, out);
+	if (strcmp(name, "stats"))
+		return -ENOENT;
+	if ((n = node_new(NODE_STATS, key, path_key(key, 'M',
+	    ".odbfs/stats")))) {
+		n->mode = S_IFREG | 0444;
+		n->timeout = NODE_TIMEOUT_MOVING;
+	}
+	return intern(n, out);
+}
+
 int
 view_lookup(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
@@ -644,6 +686,8 @@ view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 			return top_dir(NODE_TREES, "trees", out);
 		if (!strcmp(name, "HEAD"))
 			return head_link(fs, out);
+		if (!strcmp(name, ".odbfs"))
+			return top_dir(NODE_META, ".odbfs", out);
 		if (!strcmp(name, "refs")) {
 			struct node *n = new_dir(NODE_REFDIR, "refs", 0);
 
@@ -685,8 +729,10 @@ view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 			return -ENOENT;
 		if (!odb_has(fs->odb, id)) {
 			miss_note(id, fs->rawsz);
+			stats_add(STAT_MISSES, 1);
 			return -ENOENT;
 		}
+		stats_add(STAT_HITS, 1);
 		if ((ret = odb_info(fs->odb, id, &info)) < 0)
 			return ret;
 		if (dir->kind == NODE_COMMITS)
@@ -708,6 +754,8 @@ view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 		if (!(e = tree_find(dir, name)))
 			return -ENOENT;
 		return tree_entry_node(fs, dir, e, out);
+	case NODE_META:
+		return meta_child(fs, name, out);
 	case NODE_GITLINK:
 		return -ENOENT;
 	default:
@@ -830,7 +878,9 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 	static const char *const commit_names[] = { "tree", "parent",
 	    "parents", "message", "author", "committer", "raw" };
 	static const char *const root_names[] = { "HEAD", "refs", "commits",
-	    "trees", "objects" };
+	    "trees", "objects", ".odbfs" };
+	static const char *const meta_names[] = { "stats", "repository",
+	    "format" };
 	unsigned char key[KEY_MAX];
 	struct dirlist *l;
 	size_t alloc = 0;
@@ -850,7 +900,7 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 
 		if (head_target(fs, target, sizeof(target)) == 0)
 			head_ino = node_ino(key, ref_key(key, "HEAD", target));
-		for (size_t i = 0; i < 5 && ret == 0; i++)
+		for (size_t i = 0; i < 6 && ret == 0; i++)
 			ret = add_rec(l, &alloc, root_names[i], false,
 			    i ? S_IFDIR : S_IFLNK, i ? node_ino(key,
 			    view_dir_key(key, root_names[i])) : head_ino);
@@ -870,6 +920,16 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 		break;
 	case NODE_FANOUT:
 		ret = odb_list(fs->odb, dir->fanout, &l->ids, &l->n);
+		break;
+	case NODE_META:
+		for (size_t i = 0; i < 3 && ret == 0; i++) {
+			char path[32];
+
+			snprintf(path, sizeof(path), ".odbfs/%s",
+			    meta_names[i]);
+			ret = add_rec(l, &alloc, meta_names[i], false, S_IFREG,
+			    node_ino(key, path_key(key, 'M', path)));
+		}
 		break;
 	case NODE_REFDIR:
 		ret = list_refs(fs, l, &alloc);

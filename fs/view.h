@@ -8,6 +8,7 @@
  *   objects/<id>         every object as a file; objects/xx/ lists them
  *   <dir>/<abbrev>       in objects/, commits/, trees/: a unique prefix of
  *                        4 or more hex digits, a symlink to the full id
+ *   .odbfs/              stats (counters), repository, format
  *
  * view_lookup() makes (or shares) the node for one name; a directory's
  * listing is made once at opendir with view_list().

@@ -4,14 +4,54 @@
  * once, so nothing here is shared but the sink pointer, set before any
  * thread starts.
  */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "log.h"
+
+/* At most BURST lines at once, then RATE a second: a corrupt pack read in
+ * a loop must not flood the log. */
+#define BURST 20
+#define RATE 10
 
 static _Thread_local char last[512];
 static log_sink_fn *sink;
 static enum log_level max_level = LOGL_INFO;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static double tokens = BURST;		/* protected by lock */
+static double refilled;			/* protected by lock */
+static unsigned long suppressed;	/* protected by lock */
+
+/* May a line go out now? *dropped: lines held back before it. */
+static bool
+admit(unsigned long *dropped)
+{
+	struct timespec ts;
+	double now;
+	bool ok;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	pthread_mutex_lock(&lock);
+	tokens += (now - refilled) * RATE;
+	if (tokens > BURST)
+		tokens = BURST;
+	refilled = now;
+	ok = tokens >= 1;
+	if (ok) {
+		tokens -= 1;
+		*dropped = suppressed;
+		suppressed = 0;
+	} else {
+		suppressed++;
+	}
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
 
 void
 log_set_sink(log_sink_fn *fn, enum log_level level)
@@ -23,9 +63,20 @@ log_set_sink(log_sink_fn *fn, enum log_level level)
 static void
 emit(enum log_level level, const char *fmt, va_list ap)
 {
+	unsigned long dropped = 0;
+	char note[64];
+
 	vsnprintf(last, sizeof(last), fmt, ap);
-	if (level > max_level)
+	if (level > max_level || !admit(&dropped))
 		return;
+	if (dropped) {
+		snprintf(note, sizeof(note), "%lu log lines suppressed",
+		    dropped);
+		if (sink)
+			sink(LOGL_WARN, note);
+		else
+			fprintf(stderr, "odbfs: %s\n", note);
+	}
 	if (sink)
 		sink(level, last);
 	else

@@ -15,6 +15,7 @@
 #define _LGPL_SOURCE	/* inline the RCU read side */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <urcu/urcu-memb.h>
@@ -31,6 +32,7 @@ struct odb {
 	struct snapshot *snap;		/* RCU-protected */
 	struct refs *refs;		/* RCU-protected */
 	pthread_mutex_t refresh_lock;	/* one refresh at a time */
+	atomic_uint_least64_t snapshots;	/* published since open */
 };
 
 static _Thread_local bool registered;
@@ -208,13 +210,16 @@ odb_has_prefix(struct odb *odb, unsigned b)
 }
 
 void
-odb_counts(struct odb *odb, size_t *npacks, size_t *nloose)
+odb_stats(struct odb *odb, struct odb_stats *st)
 {
 	struct snapshot *s = snap_enter(odb);
 
-	*npacks = s->npacks;
-	*nloose = s->loose.nr;
+	st->packs = s->npacks;
+	st->loose = s->loose.nr;
 	snap_exit();
+	st->snapshots = atomic_load_explicit(&odb->snapshots,
+	    memory_order_relaxed);
+	cache_counts(odb->cache, &st->cache_hits, &st->cache_misses);
 }
 
 int
@@ -235,6 +240,8 @@ odb_update(struct odb *odb, struct snapshot_change *change,
 		ret = snapshot_update(odb->repo, odb->snap, change, &fresh);
 	if (ret == 0) {
 		fresh->cache = odb->cache;
+		atomic_fetch_add_explicit(&odb->snapshots, 1,
+		    memory_order_relaxed);
 		old = rcu_xchg_pointer(&odb->snap, fresh);
 		urcu_memb_synchronize_rcu();
 		snapshot_free(old);

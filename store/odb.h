@@ -84,8 +84,16 @@ int odb_list(struct odb *odb, unsigned b, unsigned char **ids, size_t *nr);
 /* True when some object's id begins with byte b. */
 bool odb_has_prefix(struct odb *odb, unsigned b);
 
-/* Counts of the current snapshot, for logs and statistics. */
-void odb_counts(struct odb *odb, size_t *npacks, size_t *nloose);
+/* What the store has done and holds, for statistics. */
+struct odb_stats {
+	uint64_t snapshots;	/* snapshots published since open */
+	uint64_t packs;		/* packs in the current snapshot */
+	uint64_t loose;		/* loose objects in it */
+	uint64_t cache_hits;	/* delta base cache */
+	uint64_t cache_misses;
+};
+
+void odb_stats(struct odb *odb, struct odb_stats *st);
 
 struct snapshot_change;
 

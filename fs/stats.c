@@ -1,0 +1,65 @@
+/*
+ * stats: per-thread counters. Counted by ops.c and view.c, summed when
+ * .odbfs/stats is opened.
+ */
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "stats.h"
+
+/* More threads than this share the last slot, with atomic adds. */
+#define SLOTS 256
+
+struct slot {
+	_Atomic uint64_t v[STAT_NR];
+} __attribute__((aligned(64)));
+
+static struct slot slots[SLOTS];
+static atomic_uint used;
+static _Thread_local struct slot *mine;
+static _Thread_local unsigned mine_index;
+
+static const char *const names[STAT_NR] = {
+	[STAT_LOOKUPS] = "lookups",
+	[STAT_HITS] = "hits",
+	[STAT_MISSES] = "misses",
+	[STAT_OPENS] = "opens",
+	[STAT_READS] = "reads",
+	[STAT_BYTES] = "bytes_served",
+	[STAT_ERRORS] = "errors",
+};
+
+void
+stats_add(enum stat_id id, uint64_t n)
+{
+	if (!mine) {
+		mine_index = atomic_fetch_add(&used, 1);
+		if (mine_index >= SLOTS)
+			mine_index = SLOTS - 1;
+		mine = &slots[mine_index];
+	}
+	if (mine_index == SLOTS - 1)
+		atomic_fetch_add_explicit(&mine->v[id], n,
+		    memory_order_relaxed);
+	else
+		atomic_store_explicit(&mine->v[id], atomic_load_explicit(
+		    &mine->v[id], memory_order_relaxed) + n,
+		    memory_order_relaxed);
+}
+
+void
+stats_sum(uint64_t *sums)
+{
+	for (size_t k = 0; k < STAT_NR; k++)
+		sums[k] = 0;
+	for (size_t i = 0; i < SLOTS; i++)
+		for (size_t k = 0; k < STAT_NR; k++)
+			sums[k] += atomic_load_explicit(&slots[i].v[k],
+			    memory_order_relaxed);
+}
+
+const char *
+stats_name(enum stat_id id)
+{
+	return names[id];
+}
