@@ -19,7 +19,7 @@ CFLAGS ?= -O2 -g
 BASE_CFLAGS = -std=c11 -Wall -Wextra -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 	-DODBFS_VERSION='"$(VERSION)"'
 
-STORE_PKGS = zlib liburcu-memb libxxhash
+STORE_PKGS = zlib liburcu-memb libxxhash libcrypto
 FS_PKGS = fuse3
 STORE_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(STORE_PKGS) 2>/dev/null)
 STORE_LIBS := $(shell $(PKG_CONFIG) --libs $(STORE_PKGS) 2>/dev/null) -lpthread
@@ -28,7 +28,7 @@ FS_LIBS := $(shell $(PKG_CONFIG) --libs $(FS_PKGS) 2>/dev/null)
 
 STORE_SRC = store/cache.c store/delta.c store/idx.c store/log.c store/loose.c \
 	store/commit.c store/object.c store/odb.c store/oid.c store/pack.c store/reader.c \
-	store/refs.c store/repo.c store/snapshot.c store/tree.c store/unpack.c store/watch.c store/zio.c
+	store/refs.c store/repo.c store/snapshot.c store/tree.c store/unpack.c store/verify.c store/watch.c store/zio.c
 STORE_OBJ = $(STORE_SRC:.c=.o)
 FS_SRC = $(wildcard fs/*.c)
 FS_OBJ = $(FS_SRC:.c=.o)

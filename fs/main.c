@@ -33,6 +33,7 @@ struct config {
 	double negative_timeout;
 	char *refresh;		/* watch, never, poll=SECONDS */
 	char *loglevel;		/* error, warn, info, debug */
+	int verify;		/* hash every object read */
 };
 
 #define OPT(t, p) { t, offsetof(struct config, p), 1 }
@@ -40,6 +41,7 @@ static const struct fuse_opt config_opts[] = {
 	OPT("negative_timeout=%lf", negative_timeout),
 	OPT("refresh=%s", refresh),
 	OPT("loglevel=%s", loglevel),
+	OPT("verify", verify),
 	FUSE_OPT_END
 };
 
@@ -166,7 +168,9 @@ usage(const char *prog)
 	    "(default 1)\n"
 	    "    -o refresh=MODE        watch (default: inotify), poll=SECONDS,"
 	    " or never\n"
-	    "    -o loglevel=LEVEL      error, warn, info (default) or debug\n\n",
+	    "    -o loglevel=LEVEL      error, warn, info (default) or debug\n"
+	    "    -o verify              hash every object read; EIO if it does "
+	    "not match its id\n\n",
 	    prog);
 }
 
@@ -266,6 +270,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	fs.rawsz = odb_repo(fs.odb)->rawsz;
+	odb_set_verify(fs.odb, conf.verify);
 	fs.uid = getuid();
 	fs.gid = getgid();
 	fs.negative_timeout = conf.negative_timeout;

@@ -25,6 +25,7 @@
 #include "refs.h"
 #include "snapshot.h"
 #include "unpack.h"
+#include "verify.h"
 
 struct odb {
 	struct repo *repo;
@@ -33,6 +34,7 @@ struct odb {
 	struct refs *refs;		/* RCU-protected */
 	pthread_mutex_t refresh_lock;	/* one refresh at a time */
 	atomic_uint_least64_t snapshots;	/* published since open */
+	bool verify;			/* set before any reader runs */
 };
 
 static _Thread_local bool registered;
@@ -188,7 +190,18 @@ odb_reader_open(struct odb *odb, const unsigned char *raw, struct reader **out)
 		snap_exit();
 	} while (vanished(ret, found, &loc) && tries++ == 0 &&
 	    odb_refresh(odb) == 0);
+	if (ret == 0 && odb->verify &&
+	    (ret = verify_reader(*out, raw, odb->repo->rawsz)) < 0) {
+		reader_close(*out);
+		*out = NULL;
+	}
 	return ret;
+}
+
+void
+odb_set_verify(struct odb *odb, bool verify)
+{
+	odb->verify = verify;
 }
 
 int

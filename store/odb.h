@@ -71,6 +71,12 @@ void odb_refs_put(struct odb *odb);
 /* Read the references again and publish them. */
 int odb_refs_reload(struct odb *odb);
 
+/*
+ * Check every object opened from now on against its id (-o verify):
+ * a mismatch makes odb_reader_open() fail with -EFSCORRUPTED.
+ */
+void odb_set_verify(struct odb *odb, bool verify);
+
 /* Open the object for reading; see reader.h. */
 int odb_reader_open(struct odb *odb, const unsigned char *raw,
     struct reader **out);

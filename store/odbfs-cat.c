@@ -5,6 +5,7 @@
  *   odbfs-cat [-t | -s | -e] REPO ID
  *   odbfs-cat --batch-check REPO < ids
  *   odbfs-cat --batch REPO < ids
+ *   odbfs-cat --verify REPO
  *
  * Batch output is byte for byte what git cat-file prints for full ids:
  * "<id> <type> <size>\n", with --batch the payload and "\n" after it, and
@@ -24,7 +25,10 @@
 #define ODBFS_VERSION "unknown"
 #endif
 
-enum mode { M_PAYLOAD, M_TYPE, M_SIZE, M_EXISTS, M_BATCH_CHECK, M_BATCH };
+enum mode {
+	M_PAYLOAD, M_TYPE, M_SIZE, M_EXISTS,
+	M_BATCH_CHECK, M_BATCH, M_VERIFY	/* these take REPO alone */
+};
 
 static void
 usage(FILE *f)
@@ -32,7 +36,8 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: odbfs-cat [-t | -s | -e] REPO ID\n"
 	    "       odbfs-cat --batch-check REPO < ids\n"
-	    "       odbfs-cat --batch REPO < ids\n");
+	    "       odbfs-cat --batch REPO < ids\n"
+	    "       odbfs-cat --verify REPO\n");
 }
 
 /* Write the payload through a reader, in large chunks. */
@@ -56,6 +61,13 @@ write_payload(struct reader *r, FILE *out)
 		off += (uint64_t)n;
 	}
 	return 0;
+}
+
+static void
+quiet(enum log_level level, const char *msg)
+{
+	(void)level;
+	(void)msg;
 }
 
 static void
@@ -115,6 +127,44 @@ batch(struct odb *odb, bool contents)
 	if (fflush(stdout) == EOF && ret == 0)
 		ret = -EIO;
 	return ret < 0 ? 1 : 0;
+}
+
+/*
+ * Read every object and check it hashes to its id, as git fsck checks
+ * objects (not connectivity). One line on stderr per bad object.
+ */
+static int
+verify_all(struct odb *odb)
+{
+	size_t rawsz = odb_repo(odb)->rawsz, checked = 0, bad = 0;
+	char hex[OID_HEXSZ_MAX + 1];
+
+	odb_set_verify(odb, true);
+	for (unsigned b = 0; b < 256; b++) {
+		unsigned char *ids;
+		size_t nr;
+
+		if (odb_list(odb, b, &ids, &nr) < 0)
+			return 2;
+		for (size_t i = 0; i < nr; i++) {
+			struct reader *r;
+			int ret = odb_reader_open(odb, ids + i * rawsz, &r);
+
+			checked++;
+			if (ret == 0) {
+				reader_close(r);
+				continue;
+			}
+			bad++;
+			oid_to_hex(hex, ids + i * rawsz, rawsz);
+			fprintf(stderr, "odbfs-cat: %s: %s\n", hex,
+			    ret == -EFSCORRUPTED ? log_last() :
+			    strerror(-ret));
+		}
+		free(ids);
+	}
+	printf("%zu objects checked, %zu corrupt\n", checked, bad);
+	return bad ? 1 : 0;
 }
 
 static int
@@ -184,6 +234,8 @@ main(int argc, char **argv)
 			mode = M_BATCH_CHECK;
 		else if (!strcmp(o, "--batch"))
 			mode = M_BATCH;
+		else if (!strcmp(o, "--verify"))
+			mode = M_VERIFY;
 		else {
 			fprintf(stderr, "odbfs-cat: unknown option %s\n", o);
 			usage(stderr);
@@ -198,7 +250,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "odbfs-cat: %s: %s\n", argv[argi], why);
 		return 2;
 	}
-	if (mode >= M_BATCH_CHECK) {
+	if (mode == M_VERIFY) {
+		/* The reason is in each line; keep the log's copy quiet. */
+		log_set_sink(quiet, LOGL_ERROR);
+		ret = verify_all(odb);
+	} else if (mode >= M_BATCH_CHECK) {
 		static char obuf[1 << 16];
 
 		setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));

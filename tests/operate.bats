@@ -142,3 +142,26 @@ one_line_error() {
 		[ -z "$output" ]
 	done
 }
+
+@test "-o verify catches an object that plain reads would serve" {
+	good=$(echo "good" | git -C "$repo" hash-object -w --stdin)
+	other=$(echo "other" | git -C "$repo" hash-object -w --stdin)
+	# A well-formed loose file under the wrong name: it inflates fine.
+	src=$repo/.git/objects/${other:0:2}/${other:2}
+	dst=$repo/.git/objects/${good:0:2}/${good:2}
+	chmod u+w "$dst"
+	cp "$src" "$dst"
+	mount_odbfs "$repo" "$mnt"
+	[ "$(cat "$mnt/objects/$good")" = other ]
+	unmount_odbfs "$mnt"
+	mount_odbfs "$repo" "$mnt" -o verify
+	run cat "$mnt/objects/$good"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	[ "$(cat "$mnt/objects/$other")" = other ]
+	grep -q "$good: content does not hash to its id" "$mnt.log"
+	run "$ODBFS_CAT" --verify "$repo"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$good: object $good: content does not hash"* ]]
+	[[ "$output" == *"1 corrupt"* ]]
+}
