@@ -258,6 +258,7 @@ odbfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  */
 struct openfile {
 	_Atomic(struct reader *) r;
+	atomic_int err;		/* why the reader could not be made */
 	char *text;		/* NODE_STATS: the counters at open */
 	size_t len;
 };
@@ -339,8 +340,13 @@ reader_of(struct odbfs *fs, struct node *n, struct openfile *of,
 		*out = r;
 		return 0;
 	}
-	if ((ret = odb_reader_open(fs->odb, n->id, &r)) < 0)
+	/* The kernel retries a failed read: fail again, log once. */
+	if ((ret = atomic_load(&of->err)) < 0)
 		return ret;
+	if ((ret = odb_reader_open(fs->odb, n->id, &r)) < 0) {
+		atomic_store(&of->err, ret);
+		return ret;
+	}
 	if (!atomic_compare_exchange_strong(&of->r, &none, r)) {
 		/* Another read of this file got there first. */
 		reader_close(r);

@@ -357,8 +357,10 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 		n->time = dir->time;
 		return intern(n, out);
 	default:
-		return log_corrupt("%s/%s: tree %s gives it a mode git never "
-		    "writes", dir->path, e->name, hex);
+		oid_to_hex(hex, dir->id, fs->rawsz);
+		return log_corrupt("tree %s: entry %s at offset %zu has a mode "
+		    "git never writes", hex, e->name, (size_t)((const
+		    unsigned char *)e->name - dir->buf));
 	}
 }
 

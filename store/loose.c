@@ -316,7 +316,7 @@ loose_open(struct loose *lo, const char *dir, const unsigned char *raw,
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
 		close(fd);
 		return log_corrupt("%s: loose object is not a regular, "
-		    "non-empty file", lo->path);
+		    "non-empty file (offset 0)", lo->path);
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
@@ -359,7 +359,7 @@ loose_read(const struct loose *lo, unsigned char **out)
 	ret = zio_inflate(lo->map, lo->size, lo->hdrlen + lo->info.size, &buf,
 	    &used, &why);
 	if (ret == -EFSCORRUPTED)
-		return log_corrupt("%s: %s", lo->path, why);
+		return log_corrupt("%s: offset 0: %s", lo->path, why);
 	if (ret < 0)
 		return ret;
 	if (used != lo->size) {

@@ -118,7 +118,7 @@ pack_find(const struct pack *p, const unsigned char *raw, uint64_t *off)
 	if (!idx_find(&p->idx, raw, &pos))
 		return false;
 	if (idx_offset(&p->idx, pos, off, p->path) < 0)
-		*off = 0;	/* pack_entry() refuses offset 0 */
+		*off = PACK_OFF_BAD;
 	return true;
 }
 
@@ -133,6 +133,8 @@ pack_entry_parse(const unsigned char *map, size_t end, size_t rawsz,
 
 	memset(e, 0, sizeof(*e));
 	e->off = off;
+	if (off == PACK_OFF_BAD)
+		return -EFSCORRUPTED;
 	if (off < PACK_HEADER_SIZE || off >= end)
 		return log_corrupt("%s: entry offset %llu is outside the pack",
 		    name, (unsigned long long)off);

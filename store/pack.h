@@ -68,8 +68,14 @@ pack_ref(struct pack *p)
 void pack_unref(struct pack *p);
 
 /*
- * True, with *off set, when the pack holds raw. An offset the index cannot
- * give comes back as 0, which pack_entry() refuses with a log line.
+ * An offset the index could not give (already logged): pack_entry()
+ * refuses it without a second line.
+ */
+#define PACK_OFF_BAD UINT64_MAX
+
+/*
+ * True, with *off set, when the pack holds raw. An offset the index
+ * cannot give comes back as PACK_OFF_BAD.
  */
 bool pack_find(const struct pack *p, const unsigned char *raw, uint64_t *off);
 

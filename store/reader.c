@@ -28,6 +28,7 @@ struct reader {
 	const char *name;
 	struct zio_stream zs;
 	int started;
+	int failed;		/* a stream error, logged once, returned again */
 	unsigned char *win;	/* payload bytes [win_start, win_start+winlen) */
 	uint64_t win_start;
 	size_t winlen;
@@ -162,12 +163,12 @@ fill(struct reader *r, uint64_t off, size_t len)
 		room = READER_WINDOW - r->winlen;
 		n = zio_stream_read(&r->zs, r->win + r->winlen, room, &why);
 		if (n < 0)
-			return log_corrupt("%s: entry at offset %llu: %s at "
-			    "payload byte %llu", r->name,
+			return log_corrupt("%s: zlib stream at offset %llu: "
+			    "%s at payload byte %llu", r->name,
 			    (unsigned long long)r->src_off, why,
 			    (unsigned long long)(r->win_start + r->winlen));
 		if (n == 0)
-			return log_corrupt("%s: entry at offset %llu: stream "
+			return log_corrupt("%s: zlib stream at offset %llu "
 			    "ends at payload byte %llu of %llu", r->name,
 			    (unsigned long long)r->src_off,
 			    (unsigned long long)(r->win_start + r->winlen),
@@ -194,11 +195,18 @@ reader_read(struct reader *r, void *buf, size_t len, uint64_t off)
 		return (ssize_t)len;
 	}
 	pthread_mutex_lock(&r->lock);
+	if (r->failed) {
+		pthread_mutex_unlock(&r->lock);
+		return r->failed;
+	}
 	while (done < len) {
 		size_t n = len - done < READER_CHUNK ? len - done : READER_CHUNK;
 
-		if ((ret = fill(r, off + done, n)) < 0)
+		if ((ret = fill(r, off + done, n)) < 0) {
+			if (ret == -EFSCORRUPTED)
+				r->failed = ret;
 			break;
+		}
 		memcpy((unsigned char *)buf + done,
 		    r->win + (off + done - r->win_start), n);
 		done += n;

@@ -125,6 +125,44 @@ is_pack_idx_name(const char *name)
 	return true;
 }
 
+static bool
+same_file(const struct skipped *k, const char *path, const struct stat *st)
+{
+	return k->dev == st->st_dev && k->ino == st->st_ino &&
+	    k->size == st->st_size && k->mtime.tv_sec == st->st_mtim.tv_sec &&
+	    k->mtime.tv_nsec == st->st_mtim.tv_nsec && !strcmp(k->path, path);
+}
+
+static int
+add_skipped(struct snapshot *s, const char *path, const struct stat *st)
+{
+	struct skipped *grown = realloc(s->skipped, (s->nskipped + 1) *
+	    sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	s->skipped = grown;
+	if (!(grown[s->nskipped].path = strdup(path)))
+		return -ENOMEM;
+	grown[s->nskipped].dev = st->st_dev;
+	grown[s->nskipped].ino = st->st_ino;
+	grown[s->nskipped].size = st->st_size;
+	grown[s->nskipped].mtime = st->st_mtim;
+	s->nskipped++;
+	return 0;
+}
+
+/* Did prev skip this very file? Then skip it again, quietly. */
+static bool
+skipped_before(const struct snapshot *prev, const char *path,
+    const struct stat *st)
+{
+	for (size_t i = 0; prev && i < prev->nskipped; i++)
+		if (same_file(&prev->skipped[i], path, st))
+			return true;
+	return false;
+}
+
 /* Open every pack-<hex>.idx of dir that has a regular .pack beside it. */
 static int
 scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
@@ -156,11 +194,15 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 			continue;
 		if ((p = reusable(prev, packpath, &pst))) {
 			ret = add_pack(s, pack_ref(p));
+		} else if (skipped_before(prev, idxpath, &ist)) {
+			ret = add_skipped(s, idxpath, &ist);
+			continue;
 		} else if (pack_open(idxpath, packpath, s->rawsz, dirno,
 		    &p) == 0) {
 			ret = add_pack(s, p);
 		} else {
 			log_msg(LOGL_WARN, "%s: pack skipped", packpath);
+			ret = add_skipped(s, idxpath, &ist);
 			continue;
 		}
 		if (ret < 0)
@@ -232,6 +274,14 @@ snapshot_update(const struct repo *repo, const struct snapshot *prev,
 				pack_unref(prev->packs[i]);
 				goto fail;
 			}
+		for (size_t i = 0; i < prev->nskipped; i++) {
+			const struct skipped *k = &prev->skipped[i];
+			struct stat st = { .st_dev = k->dev, .st_ino = k->ino,
+			    .st_size = k->size, .st_mtim = k->mtime };
+
+			if ((ret = add_skipped(s, k->path, &st)) < 0)
+				goto fail;
+		}
 	}
 	ret = looseset_update(&s->loose, &prev->loose, change->touched,
 	    change->ntouched, repo->objdirs);
@@ -257,6 +307,9 @@ snapshot_free(struct snapshot *s)
 	free(s->packs);
 	looseset_free(&s->loose);
 	free(s->filter);
+	for (size_t i = 0; i < s->nskipped; i++)
+		free(s->skipped[i].path);
+	free(s->skipped);
 	for (size_t i = 0; i < s->nobjdirs; i++)
 		free(s->objdirs[i]);
 	free(s->objdirs);

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "cache.h"
 #include "loose.h"
@@ -34,6 +36,18 @@ struct snapshot {
 	uint64_t *filter;
 	unsigned filter_bits;
 	struct cache *cache;	/* the odb's delta base cache, or NULL */
+	/*
+	 * Packs that failed to open, as their files were: not tried (nor
+	 * logged) again until the file changes.
+	 */
+	struct skipped {
+		char *path;
+		dev_t dev;
+		ino_t ino;
+		off_t size;
+		struct timespec mtime;
+	} *skipped;
+	size_t nskipped;
 };
 
 /* Where an object is: in a pack at an offset, or loose in a directory. */
