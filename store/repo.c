@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,20 +24,41 @@
 int
 repo_read_file(const char *path, size_t max, char **out)
 {
+	struct stat st;
 	char *buf;
 	ssize_t n;
-	size_t have = 0;
+	size_t have = 0, cap;
 	int fd;
 
 	*out = NULL;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
-	if (!(buf = malloc(max + 1))) {
+	/* Sized by the file, not by max: max only caps it. */
+	cap = fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    (uint64_t)st.st_size < max ? (size_t)st.st_size : max < 4096 ?
+	    max : 4096;
+	if (!(buf = malloc(cap + 1))) {
 		close(fd);
 		return -ENOMEM;
 	}
-	while (have < max && (n = read(fd, buf + have, max - have)) > 0)
+	for (;;) {
+		if (have == cap) {
+			char *grown;
+
+			if (cap >= max)
+				break;
+			cap = cap * 2 < max ? cap * 2 : max;
+			if (!(grown = realloc(buf, cap + 1))) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = grown;
+		}
+		if ((n = read(fd, buf + have, cap - have)) <= 0)
+			break;
 		have += (size_t)n;
+	}
 	close(fd);
 	buf[have] = '\0';
 	*out = buf;

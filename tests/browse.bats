@@ -457,7 +457,7 @@ check_refs() {
 	[ "$(LC_ALL=C ls "$mnt/refs/heads/feature")" = "$(printf 'x\nz')" ]
 	[ -d "$mnt/refs/heads/feature/x" ] && ! [ -L "$mnt/refs/heads/feature/x" ]
 	[ "$(LC_ALL=C ls "$mnt/refs")" = "$(printf 'heads\nremotes\ntags')" ]
-	[ "$(LC_ALL=C ls -A "$mnt" | tr '\n' ' ')" = "HEAD commits objects refs trees " ]
+	[ "$(LC_ALL=C ls -A "$mnt" | tr '\n' ' ')" = ".odbfs HEAD commits objects refs trees " ]
 	enoent "$mnt/refs/heads/nosuch"
 	enoent "$mnt/refs/heads/feature/x/nosuch"
 }
