@@ -60,7 +60,7 @@ deps:
 	@.ci/deps
 
 check: deps
-	@$(MAKE) --no-print-directory all tests/unit/unit
+	@$(MAKE) --no-print-directory all tests/unit/unit-asan
 	@tests/run
 
 demo: deps
@@ -77,7 +77,8 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man1/odbfs.1 $(DESTDIR)$(MANDIR)/man1/odbfs-cat.1
 
 clean:
-	rm -f odbfs odbfs-cat store/*.o store/*.a fs/*.o tests/unit/unit
+	rm -f odbfs odbfs-cat odbfs-asan odbfs-tsan store/*.o store/*.a fs/*.o \
+		tests/unit/unit tests/unit/unit-asan
 
 .PHONY: all deps check demo install uninstall clean
 
@@ -97,3 +98,32 @@ bench: all bench/lookup bench/floorfs bench/fsbench
 
 .PHONY: bench
 include tests/fuzz/fuzz.mk
+
+# Sanitizer builds, next to the normal one (every source compiled again).
+SAN_CFLAGS = -O1 -g -fno-omit-frame-pointer
+ASAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+TSAN = -fsanitize=thread
+
+tests/unit/unit-asan: $(UNIT_SRC) $(STORE_SRC) tests/unit/*.h store/*.h
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(STORE_CFLAGS) -Istore \
+		-o $@ $(UNIT_SRC) $(STORE_SRC) $(STORE_LIBS)
+
+odbfs-asan: $(FS_SRC) $(STORE_SRC) fs/*.h store/*.h
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(FS_CFLAGS) $(STORE_CFLAGS) \
+		-Istore -o $@ $(FS_SRC) $(STORE_SRC) $(FS_LIBS) $(STORE_LIBS)
+
+odbfs-tsan: $(FS_SRC) $(STORE_SRC) fs/*.h store/*.h
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(TSAN) $(FS_CFLAGS) $(STORE_CFLAGS) \
+		-Istore -o $@ $(FS_SRC) $(STORE_SRC) $(FS_LIBS) $(STORE_LIBS)
+
+# make asan / make tsan: 8 parallel readers for LOAD_SECONDS under each.
+LOAD_SECONDS ?= 60
+asan: odbfs-asan tests/unit/unit-asan
+	tests/unit/unit-asan >/dev/null
+	tests/load.sh ./odbfs-asan $(LOAD_SECONDS)
+
+tsan: odbfs-tsan
+	TSAN_OPTIONS=suppressions=tests/tsan.supp \
+		tests/load.sh ./odbfs-tsan $(LOAD_SECONDS)
+
+.PHONY: asan tsan

@@ -328,7 +328,11 @@ odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-/* The open file's reader, made by the first read that needs one. */
+/*
+ * The open file's reader, made by the first read that needs one, with a
+ * reference for the caller: the kernel may handle the file's release as
+ * soon as the reply is written, while this thread is still in writev().
+ */
 static int
 reader_of(struct odbfs *fs, struct node *n, struct openfile *of,
     struct reader **out)
@@ -337,7 +341,7 @@ reader_of(struct odbfs *fs, struct node *n, struct openfile *of,
 	int ret;
 
 	if (r) {
-		*out = r;
+		*out = reader_ref(r);
 		return 0;
 	}
 	/* The kernel retries a failed read: fail again, log once. */
@@ -352,7 +356,7 @@ reader_of(struct odbfs *fs, struct node *n, struct openfile *of,
 		reader_close(r);
 		r = none;
 	}
-	*out = r;
+	*out = reader_ref(r);
 	return 0;
 }
 
@@ -365,7 +369,7 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	const unsigned char *data = (const unsigned char *)n->data;
 	uint64_t total = n->size;
 	struct reader *r = NULL;
-	unsigned char *buf;
+	unsigned char *buf = NULL;
 	ssize_t got;
 	int ret;
 
@@ -383,18 +387,28 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (off < 0 || (uint64_t)off >= total) {
 		fuse_reply_buf(req, NULL, 0);
-		return;
+		goto out;
 	}
 	if (size > total - (uint64_t)off)
 		size = (size_t)(total - (uint64_t)off);
+	/* Bytes a release or forget may free: reply from a copy. */
+	if (data && !r) {
+		if (!(buf = malloc(size ? size : 1))) {
+			fuse_reply_err(req, ENOMEM);
+			goto out;
+		}
+		memcpy(buf, data + off, size);
+		data = buf;
+		off = 0;
+	}
 	if (data) {
 		stats_add(STAT_BYTES, size);
 		fuse_reply_buf(req, (const char *)data + off, size);
-		return;
+		goto out;
 	}
 	if (!(buf = malloc(size ? size : 1))) {
 		fuse_reply_err(req, ENOMEM);
-		return;
+		goto out;
 	}
 	got = reader_read(r, buf, size, (uint64_t)off);
 	if (got > 0)
@@ -403,7 +417,9 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, to_errno((int)got));
 	else
 		fuse_reply_buf(req, (const char *)buf, (size_t)got);
+out:
 	free(buf);
+	reader_close(r);
 }
 
 static void

@@ -114,7 +114,8 @@ looseset_scan(struct looseset *set, char *const *dirs, size_t ndirs,
 	if (ret < 0)
 		goto out;
 	/* Sorting on the directory byte too: the first directory wins. */
-	qsort_r(b.recs, b.nr, rec, cmp_rec, &rec);
+	if (b.nr)	/* qsort must not see NULL, even for no elements */
+		qsort_r(b.recs, b.nr, rec, cmp_rec, &rec);
 	set->ids = malloc(b.nr * rawsz + 1);
 	set->dirs = malloc(b.nr + 1);
 	if (!set->ids || !set->dirs) {
@@ -170,7 +171,8 @@ looseset_update(struct looseset *set, const struct looseset *prev,
 
 	memset(set, 0, sizeof(*set));
 	set->rawsz = rawsz;
-	qsort_r(touched, n, sizeof(*touched), cmp_touch, &rawsz);
+	if (n)
+		qsort_r(touched, n, sizeof(*touched), cmp_touch, &rawsz);
 	set->ids = malloc((prev->nr + n) * rawsz + 1);
 	set->dirs = malloc(prev->nr + n + 1);
 	if (!set->ids || !set->dirs) {

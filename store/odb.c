@@ -37,6 +37,26 @@ struct odb {
 	bool verify;			/* set before any reader runs */
 };
 
+/*
+ * ThreadSanitizer cannot see liburcu's barriers: tell it that publishing a
+ * pointer releases what was built before and reading it acquires that.
+ */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define PUBLISHED(addr) __tsan_release(addr)
+#define SUBSCRIBED(addr) __tsan_acquire(addr)
+/* And that a grace period orders every read-side section before it. */
+static char grace;
+#define READ_DONE() __tsan_release(&grace)
+#define GRACE_DONE() __tsan_acquire(&grace)
+#else
+#define PUBLISHED(addr) ((void)0)
+#define SUBSCRIBED(addr) ((void)0)
+#define READ_DONE() ((void)0)
+#define GRACE_DONE() ((void)0)
+#endif
+
 static _Thread_local bool registered;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -70,12 +90,14 @@ snap_enter(struct odb *odb)
 	if (__builtin_expect(!registered, 0))
 		register_thread();
 	urcu_memb_read_lock();
+	SUBSCRIBED(&odb->snap);
 	return rcu_dereference(odb->snap);
 }
 
 static inline void
 snap_exit(void)
 {
+	READ_DONE();
 	urcu_memb_read_unlock();
 }
 
@@ -255,8 +277,10 @@ odb_update(struct odb *odb, struct snapshot_change *change,
 		fresh->cache = odb->cache;
 		atomic_fetch_add_explicit(&odb->snapshots, 1,
 		    memory_order_relaxed);
+		PUBLISHED(&odb->snap);
 		old = rcu_xchg_pointer(&odb->snap, fresh);
 		urcu_memb_synchronize_rcu();
+		GRACE_DONE();
 		snapshot_free(old);
 	}
 	pthread_mutex_unlock(&odb->refresh_lock);
@@ -371,6 +395,7 @@ odb_refs_get(struct odb *odb)
 	if (__builtin_expect(!registered, 0))
 		register_thread();
 	urcu_memb_read_lock();
+	SUBSCRIBED(&odb->refs);
 	return rcu_dereference(odb->refs);
 }
 
@@ -378,6 +403,7 @@ void
 odb_refs_put(struct odb *odb)
 {
 	(void)odb;
+	READ_DONE();
 	urcu_memb_read_unlock();
 }
 
@@ -389,8 +415,10 @@ odb_refs_reload(struct odb *odb)
 
 	pthread_mutex_lock(&odb->refresh_lock);
 	if ((ret = refs_load(odb->repo, &fresh)) == 0) {
+		PUBLISHED(&odb->refs);
 		old = rcu_xchg_pointer(&odb->refs, fresh);
 		urcu_memb_synchronize_rcu();
+		GRACE_DONE();
 		refs_free(old);
 	}
 	pthread_mutex_unlock(&odb->refresh_lock);

@@ -14,6 +14,7 @@
 #include "zio.h"
 
 struct reader {
+	atomic_uint refs;
 	struct objinfo info;
 	unsigned char *data;	/* whole payload, or NULL when streaming */
 
@@ -89,6 +90,7 @@ reader_open(const struct snapshot *s, const struct objloc *loc,
 	*out = NULL;
 	if (!(r = calloc(1, sizeof(*r))))
 		return -ENOMEM;
+	atomic_init(&r->refs, 1);
 	if ((ret = unpack_info(s, loc, &r->info)) < 0)
 		goto fail;
 	if (r->info.size > READER_INMEM && (!loc->pack ||
@@ -215,10 +217,18 @@ reader_read(struct reader *r, void *buf, size_t len, uint64_t off)
 	return ret < 0 ? ret : (ssize_t)done;
 }
 
+struct reader *
+reader_ref(struct reader *r)
+{
+	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+	return r;
+}
+
 void
 reader_close(struct reader *r)
 {
-	if (!r)
+	if (!r || atomic_fetch_sub_explicit(&r->refs, 1,
+	    memory_order_acq_rel) != 1)
 		return;
 	if (r->win) {
 		if (r->started)

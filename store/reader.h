@@ -15,6 +15,7 @@
 #ifndef ODBFS_READER_H
 #define ODBFS_READER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -43,6 +44,13 @@ const unsigned char *reader_data(const struct reader *r);
  */
 ssize_t reader_read(struct reader *r, void *buf, size_t len, uint64_t off);
 
+/*
+ * A reader is reference counted: reader_open() gives one reference,
+ * reader_ref() takes another, and reader_close() drops one, freeing the
+ * reader with the last. So a reply still being written from its buffer
+ * keeps it alive while another thread closes the file.
+ */
+struct reader *reader_ref(struct reader *r);
 void reader_close(struct reader *r);
 
 #endif

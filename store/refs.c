@@ -208,13 +208,16 @@ refs_load(const struct repo *repo, struct refs **out)
 	    (ret = walk(repo, "refs", &b, &packed, 0)) < 0)
 		goto fail;
 	/* Packed refs that no loose ref overrides. */
-	qsort(b.v, b.n, sizeof(*b.v), cmp_ref);
+	if (b.n)	/* qsort must not see NULL, even for no elements */
+		qsort(b.v, b.n, sizeof(*b.v), cmp_ref);
 	for (size_t i = 0, loose = b.n; i < packed.n && ret == 0; i++)
-		if (!bsearch(&packed.v[i], b.v, loose, sizeof(*b.v), cmp_ref))
+		if (!loose || !bsearch(&packed.v[i], b.v, loose, sizeof(*b.v),
+		    cmp_ref))
 			ret = add(&b, packed.v[i].name, packed.v[i].id);
 	if (ret < 0)
 		goto fail;
-	qsort(b.v, b.n, sizeof(*b.v), cmp_ref);
+	if (b.n)
+		qsort(b.v, b.n, sizeof(*b.v), cmp_ref);
 	for (size_t i = 0; i < b.n; i++) {
 		if (n && !strcmp(b.v[n - 1].name, b.v[i].name)) {
 			free(b.v[i].name);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# load.sh DAEMON SECONDS: 8 parallel readers over random objects of a
+# repository with history, while git keeps writing and repacking it, for
+# SECONDS; for the sanitizer builds (make asan, make tsan). Fails on any
+# sanitizer report, any wrong byte, or any error reading an object.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+daemon=$1 seconds=${2:-60}
+work=$(mktemp -d)
+trap 'fusermount3 -u "$work/mnt" 2>/dev/null || :; rm -rf "$work"' EXIT
+export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com
+export GIT_COMMITTER_NAME=c GIT_COMMITTER_EMAIL=c@example.com
+"$top/bench/gencontent.sh" "$work/repo" 300 400
+git -C "$work/repo" cat-file --batch-all-objects --batch-check='%(objectname) %(objecttype)' >"$work/ids"
+mkdir "$work/want" "$work/mnt"
+while read -r id type; do
+	git -C "$work/repo" cat-file "$type" "$id" >"$work/want/$id"
+done <"$work/ids"
+"$daemon" -f "$work/repo" "$work/mnt" 2>"$work/log" 3>&- &
+pid=$!
+for _ in $(seq 1 100); do mountpoint -q "$work/mnt" && break; sleep 0.1; done
+end=$((SECONDS + seconds))
+for r in $(seq 1 8); do
+	(
+		bad=0 n=0
+		while [ $SECONDS -lt $end ]; do
+			for id in $(shuf -n 50 "$work/ids" | cut -d' ' -f1); do
+				n=$((n + 1))
+				cmp -s "$work/mnt/objects/$id" "$work/want/$id" || bad=$((bad + 1))
+				ls "$work/mnt/trees/$id" >/dev/null 2>&1 || :
+			done
+		done
+		echo "$n $bad" >"$work/reader.$r"
+	) &
+done
+while [ $SECONDS -lt $end ]; do
+	git -C "$work/repo" commit -q --allow-empty -m churn
+	git -C "$work/repo" repack -adq
+	git -C "$work/repo" prune-packed
+done
+wait $(jobs -p | grep -v "^$pid$") 2>/dev/null || :
+fusermount3 -u "$work/mnt"
+wait "$pid" || { echo "load: daemon exited with $?"; cat "$work/log"; exit 1; }
+reads=$(cat "$work"/reader.* | awk '{ n += $1; b += $2 } END { print n, b }')
+echo "load: $daemon: reads and wrong or failed: $reads"
+if grep -qE "ERROR: (Address|Thread|Leak)Sanitizer|runtime error|WARNING: ThreadSanitizer" "$work/log"; then
+	grep -A30 -E "Sanitizer|runtime error" "$work/log" | head -80
+	exit 1
+fi
+[ "${reads#* }" -eq 0 ]
