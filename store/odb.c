@@ -288,6 +288,17 @@ odb_update(struct odb *odb, struct snapshot_change *change,
 }
 
 int
+odb_reload_alternates(struct odb *odb)
+{
+	int ret;
+
+	pthread_mutex_lock(&odb->refresh_lock);
+	ret = repo_reload_objdirs(odb->repo);
+	pthread_mutex_unlock(&odb->refresh_lock);
+	return ret;
+}
+
+int
 odb_refresh(struct odb *odb)
 {
 	struct snapshot_change full = { .full = true };

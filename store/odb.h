@@ -114,6 +114,9 @@ int odb_refresh(struct odb *odb);
 int odb_update(struct odb *odb, struct snapshot_change *change,
     bool reload_alternates);
 
+/* Read the alternates again, without publishing a snapshot yet. */
+int odb_reload_alternates(struct odb *odb);
+
 /*
  * The object directories of the current snapshot, for the watcher: a
  * malloc'd array of malloc'd strings (free each and the array).

@@ -356,18 +356,29 @@ publish(struct watch *w)
 			w->published(w->ctx);
 		return;
 	}
-	/* New object directories: read them before watching them. */
-	if (alternates)
-		ret = odb_update(w->odb, c, true);
+	/*
+	 * New object directories: learn them and watch them before the
+	 * snapshot that shows them, or what lands there meanwhile is missed.
+	 */
+	if (alternates && !w->poll_seconds)
+		ret = odb_reload_alternates(w->odb);
 	if ((alternates || c->full) && !w->poll_seconds) {
-		/* Watches first, then the scan, so nothing falls between. */
+		/*
+		 * New watches replace the old inotify instance and whatever
+		 * it still held: so the scan after them is full and reads
+		 * the alternates again, and nothing falls between.
+		 */
 		if ((ret = setup(w)) < 0)
 			log_msg(LOGL_ERROR, "watching %s: %s", w->ndirs ?
 			    w->dirs[0] : "objects", strerror(-ret));
 		c->full = true;
+		alternates = true;
 	}
-	if (ret == 0 && (!alternates || c->full))
-		ret = odb_update(w->odb, c, false);
+	if (ret == 0)
+		ret = odb_update(w->odb, c, alternates);
+	if (ret == 0 && w->alternates)
+		log_msg(LOGL_INFO, "%s: alternates changed: %zu object "
+		    "directories", w->repo->commondir, w->repo->nobjdirs);
 	if (ret < 0)
 		log_msg(LOGL_ERROR, "refreshing the object database: %s",
 		    strerror(-ret));
