@@ -125,16 +125,24 @@ is_pack_idx_name(const char *name)
 	return true;
 }
 
-static bool
-same_file(const struct skipped *k, const char *path, const struct stat *st)
+static struct fileid
+fileid_of(const struct stat *st)
 {
-	return k->dev == st->st_dev && k->ino == st->st_ino &&
-	    k->size == st->st_size && k->mtime.tv_sec == st->st_mtim.tv_sec &&
-	    k->mtime.tv_nsec == st->st_mtim.tv_nsec && !strcmp(k->path, path);
+	return (struct fileid){ st->st_dev, st->st_ino, st->st_size,
+	    st->st_mtim };
+}
+
+static bool
+same_fileid(const struct fileid *a, const struct fileid *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	    a->mtime.tv_sec == b->mtime.tv_sec &&
+	    a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
 static int
-add_skipped(struct snapshot *s, const char *path, const struct stat *st)
+add_skipped(struct snapshot *s, const char *path, struct fileid idx,
+    struct fileid pack)
 {
 	struct skipped *grown = realloc(s->skipped, (s->nskipped + 1) *
 	    sizeof(*grown));
@@ -144,22 +152,24 @@ add_skipped(struct snapshot *s, const char *path, const struct stat *st)
 	s->skipped = grown;
 	if (!(grown[s->nskipped].path = strdup(path)))
 		return -ENOMEM;
-	grown[s->nskipped].dev = st->st_dev;
-	grown[s->nskipped].ino = st->st_ino;
-	grown[s->nskipped].size = st->st_size;
-	grown[s->nskipped].mtime = st->st_mtim;
+	grown[s->nskipped].idx = idx;
+	grown[s->nskipped].pack = pack;
 	s->nskipped++;
 	return 0;
 }
 
-/* Did prev skip this very file? Then skip it again, quietly. */
+/* Did prev skip these very files? Then skip them again, quietly. */
 static bool
 skipped_before(const struct snapshot *prev, const char *path,
-    const struct stat *st)
+    const struct fileid *idx, const struct fileid *pack)
 {
-	for (size_t i = 0; prev && i < prev->nskipped; i++)
-		if (same_file(&prev->skipped[i], path, st))
+	for (size_t i = 0; prev && i < prev->nskipped; i++) {
+		const struct skipped *k = &prev->skipped[i];
+
+		if (!strcmp(k->path, path) && same_fileid(&k->idx, idx) &&
+		    same_fileid(&k->pack, pack))
 			return true;
+	}
 	return false;
 }
 
@@ -180,6 +190,7 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 		return errno == ENOENT ? 0 : -errno;
 	while (ret == 0 && (de = readdir(d))) {
 		struct stat ist, pst;
+		struct fileid iid, pid;
 		struct pack *p;
 		size_t n = strlen(de->d_name);
 
@@ -192,17 +203,19 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 		if (lstat(idxpath, &ist) < 0 || !S_ISREG(ist.st_mode) ||
 		    lstat(packpath, &pst) < 0 || !S_ISREG(pst.st_mode))
 			continue;
+		iid = fileid_of(&ist);
+		pid = fileid_of(&pst);
 		if ((p = reusable(prev, packpath, &pst))) {
 			ret = add_pack(s, pack_ref(p));
-		} else if (skipped_before(prev, idxpath, &ist)) {
-			ret = add_skipped(s, idxpath, &ist);
+		} else if (skipped_before(prev, idxpath, &iid, &pid)) {
+			ret = add_skipped(s, idxpath, iid, pid);
 			continue;
 		} else if (pack_open(idxpath, packpath, s->rawsz, dirno,
 		    &p) == 0) {
 			ret = add_pack(s, p);
 		} else {
 			log_msg(LOGL_WARN, "%s: pack skipped", packpath);
-			ret = add_skipped(s, idxpath, &ist);
+			ret = add_skipped(s, idxpath, iid, pid);
 			continue;
 		}
 		if (ret < 0)
@@ -276,10 +289,9 @@ snapshot_update(const struct repo *repo, const struct snapshot *prev,
 			}
 		for (size_t i = 0; i < prev->nskipped; i++) {
 			const struct skipped *k = &prev->skipped[i];
-			struct stat st = { .st_dev = k->dev, .st_ino = k->ino,
-			    .st_size = k->size, .st_mtim = k->mtime };
 
-			if ((ret = add_skipped(s, k->path, &st)) < 0)
+			if ((ret = add_skipped(s, k->path, k->idx,
+			    k->pack)) < 0)
 				goto fail;
 		}
 	}

@@ -37,15 +37,17 @@ struct snapshot {
 	unsigned filter_bits;
 	struct cache *cache;	/* the odb's delta base cache, or NULL */
 	/*
-	 * Packs that failed to open, as their files were: not tried (nor
-	 * logged) again until the file changes.
+	 * Packs that failed to open, as their two files were: not tried (nor
+	 * logged) again until either file changes.
 	 */
 	struct skipped {
-		char *path;
-		dev_t dev;
-		ino_t ino;
-		off_t size;
-		struct timespec mtime;
+		char *path;		/* the .idx */
+		struct fileid {
+			dev_t dev;
+			ino_t ino;
+			off_t size;
+			struct timespec mtime;
+		} idx, pack;
 	} *skipped;
 	size_t nskipped;
 };

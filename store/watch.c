@@ -29,7 +29,10 @@
 #include "snapshot.h"
 #include "watch.h"
 
-enum wkind { W_NONE, W_OBJDIR, W_FANOUT, W_PACKDIR, W_INFO, W_GITDIR, W_REFS };
+enum wkind {
+	W_NONE, W_OBJDIR, W_FANOUT, W_PACKDIR, W_INFO, W_GITDIR, W_REFS,
+	W_STALE,	/* during setup(): not yet watched again */
+};
 
 struct wentry {
 	enum wkind kind;
@@ -189,14 +192,19 @@ setup(struct watch *w)
 	char path[4096];
 	int ret;
 
-	if (w->ifd >= 0)
-		close(w->ifd);
-	free(w->wds);
-	w->wds = NULL;
-	w->nwds = 0;
-	free_dirs(w);
-	if ((w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
+	/*
+	 * One inotify instance for the daemon's life: replacing it would
+	 * drop the events it still holds. Watches are added again (for the
+	 * same directory, the same descriptor) and the ones no longer
+	 * wanted removed at the end.
+	 */
+	if (w->ifd < 0 && (w->ifd = inotify_init1(IN_NONBLOCK |
+	    IN_CLOEXEC)) < 0)
 		return -errno;
+	for (size_t i = 0; i < w->nwds; i++)
+		if (w->wds[i].kind != W_NONE)
+			w->wds[i].kind = W_STALE;
+	free_dirs(w);
 	if ((ret = odb_objdirs(w->odb, &w->dirs, &w->ndirs)) < 0)
 		return ret;
 	for (unsigned d = 0; d < w->ndirs; d++) {
@@ -222,6 +230,11 @@ setup(struct watch *w)
 	snprintf(path, sizeof(path), "%s/refs", w->repo->commondir);
 	watch_refs(w, path, 0);
 	w->refs = true;
+	for (size_t i = 0; i < w->nwds; i++)
+		if (w->wds[i].kind == W_STALE) {
+			inotify_rm_watch(w->ifd, (int)i);
+			w->wds[i].kind = W_NONE;
+		}
 	return 0;
 }
 
@@ -305,6 +318,7 @@ on_event(struct watch *w, const struct inotify_event *ev)
 		w->refs = true;
 		break;
 	case W_NONE:
+	case W_STALE:
 		break;
 	}
 }
@@ -364,9 +378,8 @@ publish(struct watch *w)
 		ret = odb_reload_alternates(w->odb);
 	if ((alternates || c->full) && !w->poll_seconds) {
 		/*
-		 * New watches replace the old inotify instance and whatever
-		 * it still held: so the scan after them is full and reads
-		 * the alternates again, and nothing falls between.
+		 * Watches first, then a full scan that reads the alternates
+		 * again, so nothing falls between.
 		 */
 		if ((ret = setup(w)) < 0)
 			log_msg(LOGL_ERROR, "watching %s: %s", w->ndirs ?
