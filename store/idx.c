@@ -162,7 +162,11 @@ idx_find(const struct idx *idx, const unsigned char *raw, uint32_t *pos)
 		else
 			mid = lo + (uint32_t)(((unsigned __int128)(key - klo) *
 			    (hi - lo)) / ((unsigned __int128)(khi - klo) + 1));
-		cmp = memcmp(idx_oid(idx, mid) + 1, raw + 1, idx->rawsz - 1);
+		/*
+		 * The whole id, first byte too: a hostile fan-out may put an
+		 * id in the wrong bucket, and must not make it match.
+		 */
+		cmp = memcmp(idx_oid(idx, mid), raw, idx->rawsz);
 		if (!cmp) {
 			*pos = mid;
 			return true;

@@ -122,8 +122,9 @@ read_packed(const struct repo *repo, struct builder *b)
 	int ret = 0;
 
 	snprintf(path, sizeof(path), "%s/packed-refs", repo->commondir);
-	if (repo_read_file(path, (size_t)1 << 30, &text) < 0)
-		return 0;
+	/* No packed-refs is normal; one that cannot be read is an error. */
+	if ((ret = repo_read_file(path, (size_t)1 << 30, &text)) < 0)
+		return ret == -ENOENT ? 0 : ret;
 	for (line = strtok_r(text, "\n", &save); line && ret == 0;
 	    line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#' || line[0] == '^')

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -501,7 +502,21 @@ watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
 	if (ret == 0)
 		ret = odb_refs_reload(odb);
 	w->refs = false;
-	if (ret == 0 && (ret = -pthread_create(&w->thread, NULL, run, w)) == 0) {
+	if (ret == 0) {
+		sigset_t all, old;
+
+		/*
+		 * Signals are the main thread's business (libfuse ends the
+		 * session there): a SIGTERM taken by the watcher would only
+		 * interrupt its poll(). So it starts with all of them blocked,
+		 * as libfuse's own workers do.
+		 */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		ret = -pthread_create(&w->thread, NULL, run, w);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (ret == 0) {
 		*out = w;
 		return 0;
 	}

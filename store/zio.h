@@ -14,8 +14,8 @@
 
 /*
  * Inflate the stream at src[0..srclen), which must produce exactly size
- * bytes and then end. The buffer is grown as bytes actually arrive, never
- * allocated from the claim alone. On success *out is malloc'd (free() it),
+ * bytes and then end. The buffer is grown as bytes actually arrive: no
+ * more than 1 MiB is allocated on the claim alone. On success *out is malloc'd (free() it),
  * holds size bytes, and *used (if not NULL) is the compressed length.
  */
 int zio_inflate(const unsigned char *src, size_t srclen, uint64_t size,

@@ -1,0 +1,2 @@
+object 0123456789abcdef0123456789abcdef01234567
+tag x

@@ -1,0 +1,124 @@
+#!/usr/bin/env bats
+# The daemon's life: signals, busy and forced unmounts, many mounts.
+
+load lib
+
+setup() {
+	repo=$BATS_TEST_TMPDIR/repo
+	mnt=$BATS_TEST_TMPDIR/mnt
+	git init -q "$repo"
+	seq 1 100000 >"$repo/big"
+	git -C "$repo" add big
+	git -C "$repo" commit -qm big
+	mkdir -p "$mnt"
+}
+
+teardown() {
+	exec 4<&- 2>/dev/null || :
+	cd "$BATS_TEST_TMPDIR"
+	unmount_odbfs "$mnt"
+	mountpoint -q "$mnt" && umount -l "$mnt"
+	return 0
+}
+
+# gone PID: has the process exited (a zombie counts: kill -0 would not)?
+gone() {
+	local state
+	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ -z "$state" ] || [ "$state" = Z ]
+}
+
+# stop_within SECONDS: fail if the daemon outlives SECONDS; never hang.
+stop_within() {
+	for _ in $(seq 1 $(($1 * 20))); do
+		gone "$ODBFS_PID" && break
+		sleep 0.05
+	done
+	if ! gone "$ODBFS_PID"; then
+		kill -9 "$ODBFS_PID"
+		return 1
+	fi
+	wait "$ODBFS_PID" || ODBFS_STATUS=$?
+	ODBFS_PID=
+}
+
+# mount_sig REPO MNT: as mount_odbfs, but with SIGINT at its default: a
+# shell starts background jobs with SIGINT ignored, and libfuse leaves an
+# ignored signal alone.
+mount_sig() {
+	local wrapper=$BATS_TEST_TMPDIR/odbfs-sigint
+	printf '#!/bin/sh\nexec env --default-signal=INT "%s" "$@"\n' \
+		"$ODBFS" >"$wrapper"
+	chmod +x "$wrapper"
+	ODBFS=$wrapper mount_odbfs "$@"
+}
+
+@test "SIGTERM and SIGINT unmount and exit 0 within a second when idle" {
+	for sig in TERM INT; do
+		mount_sig "$repo" "$mnt"
+		ODBFS_STATUS=0
+		kill -"$sig" "$ODBFS_PID"
+		stop_within 1
+		[ "$ODBFS_STATUS" -eq 0 ]
+		! mountpoint -q "$mnt"
+	done
+}
+
+@test "SIGTERM with a file open: the mount is detached, the daemon exits 0" {
+	# Decided behaviour: libfuse detaches the mount lazily (MNT_DETACH)
+	# and the daemon ends; the open file then fails with ENOTCONN rather
+	# than hanging its reader.
+	mount_odbfs "$repo" "$mnt"
+	id=$(git -C "$repo" rev-parse HEAD:big)
+	exec 4<"$mnt/objects/$id"
+	head -c 100 <&4 >/dev/null
+	ODBFS_STATUS=0
+	kill -TERM "$ODBFS_PID"
+	stop_within 1
+	[ "$ODBFS_STATUS" -eq 0 ]
+	! mountpoint -q "$mnt"
+	run cat <&4
+	[ "$status" -ne 0 ] || [ -z "$output" ] || [[ "$output" == *"not connected"* ]]
+}
+
+@test "fusermount3 -u on a busy mount fails and the daemon keeps serving" {
+	mount_odbfs "$repo" "$mnt"
+	cd "$mnt/objects"
+	run fusermount3 -u "$mnt"
+	[ "$status" -ne 0 ]
+	kill -0 "$ODBFS_PID"
+	cmp "$mnt/HEAD/tree/big" "$repo/big"
+	cd "$BATS_TEST_TMPDIR"
+	unmount_odbfs "$mnt"
+	[ "$ODBFS_STATUS" -eq 0 ]
+}
+
+@test "with -o auto_unmount, kill -9 leaves no stale mount" {
+	mount_odbfs "$repo" "$mnt" -o auto_unmount
+	kill -9 "$ODBFS_PID"
+	for _ in $(seq 1 40); do gone "$ODBFS_PID" && break; sleep 0.05; done
+	wait "$ODBFS_PID" || :
+	ODBFS_PID=
+	for _ in $(seq 1 40); do
+		mountpoint -q "$mnt" || break
+		sleep 0.05
+	done
+	! mountpoint -q "$mnt"
+	! grep -q " $mnt " /proc/mounts
+}
+
+@test "100 mount and unmount cycles leave no mounts, daemons or descriptors" {
+	fds_before=$(awk '{ print $1 }' /proc/sys/fs/file-nr)
+	for i in $(seq 1 100); do
+		mount_odbfs "$repo" "$mnt"
+		[ -n "$(cat "$mnt/HEAD/message")" ]
+		unmount_odbfs "$mnt"
+		[ "$ODBFS_STATUS" -eq 0 ]
+	done
+	fds_after=$(awk '{ print $1 }' /proc/sys/fs/file-nr)
+	echo "# open files on the system: $fds_before before, $fds_after after" >&3
+	! grep -q " $mnt " /proc/mounts
+	! pgrep -f "odbfs -f $repo" >/dev/null
+	# Other processes come and go: allow slack, not one fd per cycle.
+	[ "$fds_after" -lt $((fds_before + 100)) ]
+}
