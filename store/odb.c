@@ -176,8 +176,17 @@ vanished(int ret, bool found, const struct objloc *loc)
 	return ret == -ENOENT && found && !loc->pack;
 }
 
-int
-odb_info(struct odb *odb, const unsigned char *raw, struct objinfo *info)
+/* Something to do with an object found in a snapshot. */
+typedef int found_fn(const struct snapshot *s, const struct objloc *loc,
+    void *arg);
+
+/*
+ * Find raw in the current snapshot and call fn on it, under the read
+ * lock; if its loose file vanished meanwhile, rescan and try once more.
+ */
+static int
+with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
+    void *arg)
 {
 	struct objloc loc = { 0 };
 	bool found;
@@ -188,30 +197,38 @@ odb_info(struct odb *odb, const unsigned char *raw, struct objinfo *info)
 
 		ret = -ENOENT;
 		if ((found = snapshot_find(s, raw, &loc)))
-			ret = unpack_info(s, &loc, info);
+			ret = fn(s, &loc, arg);
 		snap_exit();
 	} while (vanished(ret, found, &loc) && tries++ == 0 &&
 	    odb_refresh(odb) == 0);
 	return ret;
 }
 
+static int
+info_at(const struct snapshot *s, const struct objloc *loc, void *info)
+{
+	return unpack_info(s, loc, info);
+}
+
+int
+odb_info(struct odb *odb, const unsigned char *raw, struct objinfo *info)
+{
+	return with_object(odb, raw, info_at, info);
+}
+
+static int
+reader_at(const struct snapshot *s, const struct objloc *loc, void *out)
+{
+	return reader_open(s, loc, out);
+}
+
 int
 odb_reader_open(struct odb *odb, const unsigned char *raw, struct reader **out)
 {
-	struct objloc loc = { 0 };
-	bool found;
-	int ret, tries = 0;
+	int ret;
 
 	*out = NULL;
-	do {
-		struct snapshot *s = snap_enter(odb);
-
-		ret = -ENOENT;
-		if ((found = snapshot_find(s, raw, &loc)))
-			ret = reader_open(s, &loc, out);
-		snap_exit();
-	} while (vanished(ret, found, &loc) && tries++ == 0 &&
-	    odb_refresh(odb) == 0);
+	ret = with_object(odb, raw, reader_at, out);
 	if (ret == 0 && odb->verify &&
 	    (ret = verify_reader(*out, raw, odb->repo->rawsz)) < 0) {
 		reader_close(*out);
@@ -328,25 +345,27 @@ odb_objdirs(struct odb *odb, char ***dirs, size_t *n)
 	return ret;
 }
 
+struct read_args {
+	struct objinfo *info;
+	unsigned char **buf;
+};
+
+static int
+read_at(const struct snapshot *s, const struct objloc *loc, void *arg)
+{
+	struct read_args *a = arg;
+
+	return unpack_object(s, loc, a->info, a->buf);
+}
+
 int
 odb_read(struct odb *odb, const unsigned char *raw, struct objinfo *info,
     unsigned char **buf)
 {
-	struct objloc loc = { 0 };
-	bool found;
-	int ret, tries = 0;
+	struct read_args a = { info, buf };
 
 	*buf = NULL;
-	do {
-		struct snapshot *s = snap_enter(odb);
-
-		ret = -ENOENT;
-		if ((found = snapshot_find(s, raw, &loc)))
-			ret = unpack_object(s, &loc, info, buf);
-		snap_exit();
-	} while (vanished(ret, found, &loc) && tries++ == 0 &&
-	    odb_refresh(odb) == 0);
-	return ret;
+	return with_object(odb, raw, read_at, &a);
 }
 
 /* Tags of tags are rare; git itself stops peeling at this depth. */

@@ -225,6 +225,19 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 	return ret;
 }
 
+/* The snapshot's own copy of the object directories, for loose reads. */
+static int
+copy_objdirs(struct snapshot *s, const struct repo *repo)
+{
+	if (!(s->objdirs = calloc(repo->nobjdirs, sizeof(char *))))
+		return -ENOMEM;
+	for (; s->nobjdirs < repo->nobjdirs; s->nobjdirs++)
+		if (!(s->objdirs[s->nobjdirs] =
+		    strdup(repo->objdirs[s->nobjdirs])))
+			return -ENOMEM;
+	return 0;
+}
+
 int
 snapshot_build(const struct repo *repo, const struct snapshot *prev,
     struct snapshot **out)
@@ -236,12 +249,8 @@ snapshot_build(const struct repo *repo, const struct snapshot *prev,
 	if (!(s = calloc(1, sizeof(*s))))
 		return -ENOMEM;
 	s->rawsz = repo->rawsz;
-	if (!(s->objdirs = calloc(repo->nobjdirs, sizeof(char *))))
+	if ((ret = copy_objdirs(s, repo)) < 0)
 		goto fail;
-	for (; s->nobjdirs < repo->nobjdirs; s->nobjdirs++)
-		if (!(s->objdirs[s->nobjdirs] =
-		    strdup(repo->objdirs[s->nobjdirs])))
-			goto fail;
 	for (size_t i = 0; i < repo->nobjdirs; i++)
 		if ((ret = scan_packs(s, repo->objdirs[i], (unsigned)i,
 		    prev)) < 0)
@@ -270,12 +279,8 @@ snapshot_update(const struct repo *repo, const struct snapshot *prev,
 	if (!(s = calloc(1, sizeof(*s))))
 		return -ENOMEM;
 	s->rawsz = repo->rawsz;
-	if (!(s->objdirs = calloc(repo->nobjdirs, sizeof(char *))))
+	if ((ret = copy_objdirs(s, repo)) < 0)
 		goto fail;
-	for (; s->nobjdirs < repo->nobjdirs; s->nobjdirs++)
-		if (!(s->objdirs[s->nobjdirs] =
-		    strdup(repo->objdirs[s->nobjdirs])))
-			goto fail;
 	if (change->packs) {
 		for (size_t i = 0; i < repo->nobjdirs; i++)
 			if ((ret = scan_packs(s, repo->objdirs[i], (unsigned)i,
