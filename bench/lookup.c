@@ -9,6 +9,7 @@
  */
 #define _LGPL_SOURCE
 #include <git2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,7 @@ int
 main(int argc, char **argv)
 {
 	size_t probes = 200000, rawsz, nhit = 0, only_misses = 0;
+	bool only = false;
 	int rounds = 7, argi = 1;
 	unsigned char *hits, *misses;
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -112,6 +114,7 @@ main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[1], "--only-misses")) {
 		only_misses = strtoul(argv[2], NULL, 10);
+		only = true;
 		argi = 3;
 	}
 	if (argi >= argc) {
@@ -134,7 +137,7 @@ main(int argc, char **argv)
 		memcpy(misses + i, &r, rawsz - i % rawsz < 8 ?
 		    rawsz - i % rawsz : 8);
 	}
-	if (only_misses) {
+	if (only) {
 		/* Warm up (thread registration), then only misses. */
 		odb_has(odb, misses);
 		fprintf(stderr, "lookup: start\n");
