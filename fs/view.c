@@ -152,6 +152,23 @@ top_dir(enum node_kind kind, const char *name, struct node **out)
 	return intern(new_dir(kind, name, 0), out);
 }
 
+/*
+ * The lookup of a full id: a miss is counted and remembered (so its
+ * negative entry can be dropped when the object arrives), with no
+ * syscall; a hit gets its type and size.
+ */
+static int
+lookup_id(struct odbfs *fs, const unsigned char *id, struct objinfo *info)
+{
+	if (!odb_has(fs->odb, id)) {
+		miss_note(id, fs->rawsz);
+		stats_add(STAT_MISSES, 1);
+		return -ENOENT;
+	}
+	stats_add(STAT_HITS, 1);
+	return odb_info(fs->odb, id, info);
+}
+
 static int
 object_file(struct odbfs *fs, const unsigned char *id, struct node **out)
 {
@@ -160,13 +177,7 @@ object_file(struct odbfs *fs, const unsigned char *id, struct node **out)
 	struct node *n;
 	int ret;
 
-	if (!odb_has(fs->odb, id)) {
-		miss_note(id, fs->rawsz);
-		stats_add(STAT_MISSES, 1);
-		return -ENOENT;
-	}
-	stats_add(STAT_HITS, 1);
-	if ((ret = odb_info(fs->odb, id, &info)) < 0)
+	if ((ret = lookup_id(fs, id, &info)) < 0)
 		return ret;
 	if (!(n = node_new(NODE_OBJECT, key, id_key(key, 'O', id,
 	    fs->rawsz))))
@@ -729,13 +740,7 @@ view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 			    NODE_COMMITS ? OBJ_COMMIT : OBJ_TREE, out);
 		if (!oid_parse_hex(id, name, fs->rawsz))
 			return -ENOENT;
-		if (!odb_has(fs->odb, id)) {
-			miss_note(id, fs->rawsz);
-			stats_add(STAT_MISSES, 1);
-			return -ENOENT;
-		}
-		stats_add(STAT_HITS, 1);
-		if ((ret = odb_info(fs->odb, id, &info)) < 0)
+		if ((ret = lookup_id(fs, id, &info)) < 0)
 			return ret;
 		if (dir->kind == NODE_COMMITS)
 			return info.type == OBJ_COMMIT ? commit_dir(fs, id,
