@@ -131,6 +131,7 @@ main(void)
 		{ "delta", test_delta },
 		{ "pack", test_pack },
 		{ "idx", test_idx },
+		{ "packtable", test_packtable },
 		{ "zio", test_zio },
 		{ "loose", test_loose },
 	};

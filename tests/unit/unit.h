@@ -45,6 +45,7 @@ void test_delta(void);
 void test_idx(void);
 void test_loose(void);
 void test_pack(void);
+void test_packtable(void);
 void test_zio(void);
 
 #endif
