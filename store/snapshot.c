@@ -4,7 +4,10 @@
  *
  *   snapshot_find()            the lookup path: memory only
  *     filter_has()               one bit per id prefix: most misses end here
- *     pack_find() per pack       -> idx_find(): fan-out, binary search
+ *     packtable_find()           one table over every pack's ids: a slot,
+ *                                then the id in that pack's index
+ *       idx_offset()             when the caller wants the location
+ *     (no table: idx_find() in each pack in turn, interpolation search)
  *     looseset_find()            -> fan-out, binary search
  */
 #include <dirent.h>
@@ -83,6 +86,38 @@ filter_build(struct snapshot *s, const struct snapshot *prev)
 	for (size_t k = 0; k < s->loose.nr; k++)
 		filter_set(s, s->loose.ids + k * s->rawsz);
 	return 0;
+}
+
+/* Same packs in the same order? Then their table is the same too. */
+static bool
+same_packs(const struct snapshot *a, const struct snapshot *b)
+{
+	return a->npacks == b->npacks && (a->npacks == 0 ||
+	    !memcmp(a->packs, b->packs, a->npacks * sizeof(a->packs[0])));
+}
+
+/*
+ * Give s its pack table: prev's, when s lists the same packs in the same
+ * order (a refresh for loose objects alone keeps it, and so does a rescan
+ * that finds the same packs), else a new one. prev's packs are alive, so
+ * equal pointers mean equal packs. Without a table lookups search pack by
+ * pack, correct but slower: not an error. A prev without one passes that
+ * on, so that packs refused once (an index whose ids crowd into one part
+ * of the table) are not tried again on every refresh.
+ */
+static void
+table_build(struct snapshot *s, const struct snapshot *prev)
+{
+	int ret;
+
+	if (prev && same_packs(s, prev)) {
+		s->table = prev->table ? packtable_ref(prev->table) : NULL;
+		return;
+	}
+	ret = packtable_build(s->packs, s->npacks, s->rawsz, &s->table);
+	if (ret < 0)
+		log_msg(LOGL_WARN, "no lookup table over %zu packs (error %d): "
+		    "searching them one by one", s->npacks, ret);
 }
 
 static int
@@ -259,6 +294,7 @@ snapshot_build(const struct repo *repo, const struct snapshot *prev,
 	    repo->rawsz);
 	if (ret < 0 || (ret = filter_build(s, NULL)) < 0)
 		goto fail;
+	table_build(s, prev);
 	*out = s;
 	return 0;
 fail:
@@ -307,6 +343,7 @@ snapshot_update(const struct repo *repo, const struct snapshot *prev,
 	ret = filter_build(s, change->packs ? NULL : prev);
 	if (ret < 0)
 		goto fail;
+	table_build(s, prev);
 	*out = s;
 	return 0;
 fail:
@@ -324,6 +361,7 @@ snapshot_free(struct snapshot *s)
 	free(s->packs);
 	looseset_free(&s->loose);
 	free(s->filter);
+	packtable_unref(s->table);
 	for (size_t i = 0; i < s->nskipped; i++)
 		free(s->skipped[i].path);
 	free(s->skipped);
@@ -333,26 +371,38 @@ snapshot_free(struct snapshot *s)
 	free(s);
 }
 
+/* Where the entry at pos of p's index is; PACK_OFF_BAD if it lies. */
+static void
+set_packed(struct objloc *loc, struct pack *p, uint32_t pos)
+{
+	if (idx_offset(&p->idx, pos, &loc->off, p->path) < 0)
+		loc->off = PACK_OFF_BAD;
+	loc->pack = p;
+	loc->dir = p->dir;
+	loc->id = NULL;
+}
+
 bool
 snapshot_find(const struct snapshot *s, const unsigned char *raw,
     struct objloc *loc)
 {
+	struct pack *p;
 	uint32_t ipos;
 	size_t pos;
 
 	if (!filter_has(s, raw))
 		return false;
-	for (size_t i = 0; i < s->npacks; i++) {
-		if (!loc) {
-			if (idx_find(&s->packs[i]->idx, raw, &ipos))
-				return true;
-		} else if (pack_find(s->packs[i], raw, &loc->off)) {
-			loc->pack = s->packs[i];
-			loc->dir = s->packs[i]->dir;
-			loc->id = NULL;
+	if (s->table && packtable_find(s->table, raw, &p, &ipos)) {
+		if (loc)
+			set_packed(loc, p, ipos);
+		return true;
+	}
+	for (size_t i = 0; !s->table && i < s->npacks; i++)
+		if (idx_find(&s->packs[i]->idx, raw, &ipos)) {
+			if (loc)
+				set_packed(loc, s->packs[i], ipos);
 			return true;
 		}
-	}
 	if (!looseset_find(&s->loose, raw, &pos))
 		return false;
 	if (loc) {

@@ -4,8 +4,9 @@
  *
  * Readers find a snapshot through odb.c with one atomic load and never see
  * it change; a refresh builds a new one (reusing the packs that did not
- * change) and publishes it. A lookup that misses touches only memory: each
- * pack's mapped index and the sorted loose set.
+ * change) and publishes it. A lookup touches only memory: a bit filter, a
+ * table over all packs' ids (or, without it, each pack's mapped index)
+ * and the sorted loose set.
  */
 #ifndef ODBFS_SNAPSHOT_H
 #define ODBFS_SNAPSHOT_H
@@ -19,6 +20,7 @@
 #include "cache.h"
 #include "loose.h"
 #include "pack.h"
+#include "packtable.h"
 #include "repo.h"
 
 struct snapshot {
@@ -35,6 +37,12 @@ struct snapshot {
 	 */
 	uint64_t *filter;
 	unsigned filter_bits;
+	/*
+	 * Every pack's ids in one hash table (one reference), shared with
+	 * prev when the list of packs is the same. NULL when it could not be
+	 * built: lookups then search pack by pack.
+	 */
+	struct packtable *table;
 	struct cache *cache;	/* the odb's delta base cache, or NULL */
 	/*
 	 * Packs that failed to open, as their two files were: not tried (nor
@@ -62,7 +70,8 @@ struct objloc {
 
 /*
  * Build a snapshot of repo's object directories. Packs of prev (may be
- * NULL) whose files did not change are shared rather than reopened.
+ * NULL) whose files did not change are shared rather than reopened, and
+ * so is prev's pack table when the packs come out the same.
  */
 int snapshot_build(const struct repo *repo, const struct snapshot *prev,
     struct snapshot **out);

@@ -132,6 +132,7 @@ main(void)
 		{ "pack", test_pack },
 		{ "idx", test_idx },
 		{ "packtable", test_packtable },
+		{ "snapshot", test_snapshot },
 		{ "zio", test_zio },
 		{ "loose", test_loose },
 	};

@@ -46,6 +46,7 @@ void test_idx(void);
 void test_loose(void);
 void test_pack(void);
 void test_packtable(void);
+void test_snapshot(void);
 void test_zio(void);
 
 #endif
