@@ -21,6 +21,7 @@
 #include "node.h"
 #include "odbfs.h"
 #include "oid.h"
+#include "readers.h"
 #include "view.h"
 #include "watch.h"
 
@@ -312,6 +313,7 @@ main(int argc, char **argv)
 	/* A positive value is the signal that ended the loop: a clean end. */
 	ret = ret < 0 ? 1 : 0;
 	watch_stop(watch);
+	readers_clear();
 out_unmount:
 	fuse_session_unmount(se);
 out_handlers:

@@ -40,7 +40,7 @@ enum node_kind {
 	NODE_DATA,		/* a file whose bytes the node holds */
 	NODE_SYMLINK,		/* a symlink: target */
 	NODE_META,		/* .odbfs/ */
-	NODE_STATS,		/* .odbfs/stats: made anew at each open */
+	NODE_STATS,		/* .odbfs/stats: made anew at each lookup */
 };
 
 /* How long the kernel may keep what it learned about a node. */

@@ -22,6 +22,7 @@ struct odbfs {
 	gid_t gid;
 	double negative_timeout;	/* -o negative_timeout= */
 	struct fuse_session *se;	/* for cache invalidation */
+	bool no_open;			/* the kernel takes ENOSYS from open */
 	bool prefixes[256];		/* watcher thread only: fan-outs shown */
 };
 

@@ -28,6 +28,7 @@
 
 #include "log.h"
 #include "odbfs.h"
+#include "readers.h"
 #include "stats.h"
 #include "view.h"
 
@@ -252,52 +253,17 @@ odbfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 /*
- * An open object file. The object is rebuilt on the first read, not at
- * open: with keep_cache the kernel serves later opens from its page cache
- * and never reads, so they must cost no more than the open round trip.
+ * Files have no open state. open replies ENOSYS, which a kernel offering
+ * no-open support takes as "opened, keep the page cache" and never asks
+ * again: no open or release round trip for any later open, and a file the
+ * kernel has cached is read with no request at all. An object is rebuilt
+ * by the read that needs it (readers.c keeps it for the reads after).
  */
-struct openfile {
-	_Atomic(struct reader *) r;
-	atomic_int err;		/* why the reader could not be made */
-	char *text;		/* NODE_STATS: the counters at open */
-	size_t len;
-};
-
-/* .odbfs/stats: one "name value" line per counter. */
-static char *
-stats_text(struct odbfs *fs, size_t *len)
-{
-	uint64_t sums[STAT_NR];
-	struct odb_stats st;
-	char *text = NULL;
-	size_t cap = 0;
-	FILE *f = open_memstream(&text, &cap);
-
-	if (!f)
-		return NULL;
-	stats_sum(sums);
-	odb_stats(fs->odb, &st);
-	for (int k = 0; k < STAT_NR; k++)
-		fprintf(f, "%s %llu\n", stats_name((enum stat_id)k),
-		    (unsigned long long)sums[k]);
-	fprintf(f, "snapshots_published %llu\npacks %llu\nloose_objects %llu\n"
-	    "cache_hits %llu\ncache_misses %llu\n",
-	    (unsigned long long)st.snapshots, (unsigned long long)st.packs,
-	    (unsigned long long)st.loose, (unsigned long long)st.cache_hits,
-	    (unsigned long long)st.cache_misses);
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
-	}
-	*len = cap;
-	return text;
-}
-
 static void
 odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct odbfs *fs = fs_of(req);
 	struct node *n = node_get(ino);
-	struct openfile *of;
 
 	if (S_ISDIR(n->mode)) {
 		fuse_reply_err(req, EISDIR);
@@ -307,64 +273,22 @@ odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EROFS);
 		return;
 	}
-	if (!(of = calloc(1, sizeof(*of)))) {
-		fuse_reply_err(req, ENOMEM);
+	stats_add(STAT_OPENS, 1);
+	if (fs->no_open) {
+		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	stats_add(STAT_OPENS, 1);
-	if (n->kind == NODE_STATS) {
-		/* Made anew at each open; its size is unknown to stat. */
-		if (!(of->text = stats_text(fs_of(req), &of->len))) {
-			free(of);
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		fi->direct_io = 1;
-	} else {
-		fi->keep_cache = 1;
-	}
-	fi->fh = (uint64_t)(uintptr_t)of;
+	/* What no-open would have given us. */
+	fi->fh = 0;
+	fi->keep_cache = 1;
 	fi->noflush = 1;
 	fuse_reply_open(req, fi);
-}
-
-/*
- * The open file's reader, made by the first read that needs one, with a
- * reference for the caller: the kernel may handle the file's release as
- * soon as the reply is written, while this thread is still in writev().
- */
-static int
-reader_of(struct odbfs *fs, struct node *n, struct openfile *of,
-    struct reader **out)
-{
-	struct reader *r = atomic_load(&of->r), *none = NULL;
-	int ret;
-
-	if (r) {
-		*out = reader_ref(r);
-		return 0;
-	}
-	/* The kernel retries a failed read: fail again, log once. */
-	if ((ret = atomic_load(&of->err)) < 0)
-		return ret;
-	if ((ret = odb_reader_open(fs->odb, n->id, &r)) < 0) {
-		atomic_store(&of->err, ret);
-		return ret;
-	}
-	if (!atomic_compare_exchange_strong(&of->r, &none, r)) {
-		/* Another read of this file got there first. */
-		reader_close(r);
-		r = none;
-	}
-	*out = reader_ref(r);
-	return 0;
 }
 
 static void
 odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi)
 {
-	struct openfile *of = (struct openfile *)(uintptr_t)fi->fh;
 	struct node *n = node_get(ino);
 	const unsigned char *data = (const unsigned char *)n->data;
 	uint64_t total = n->size;
@@ -373,25 +297,33 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	ssize_t got;
 	int ret;
 
+	(void)fi;
 	stats_add(STAT_READS, 1);
-	if (n->kind == NODE_STATS) {
-		data = (const unsigned char *)of->text;
-		total = of->len;
-	} else if (n->kind != NODE_DATA) {
-		if ((ret = reader_of(fs_of(req), n, of, &r)) < 0) {
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (n->kind != NODE_DATA && n->kind != NODE_STATS) {
+		ret = readers_get(fs_of(req)->odb, n->id, (uint64_t)off,
+		    (uint64_t)off + size, &r);
+		if (ret < 0) {
 			fuse_reply_err(req, to_errno(ret));
 			return;
 		}
 		data = reader_data(r);
 		total = reader_info(r)->size;
 	}
-	if (off < 0 || (uint64_t)off >= total) {
+	if ((uint64_t)off >= total) {
 		fuse_reply_buf(req, NULL, 0);
 		goto out;
 	}
 	if (size > total - (uint64_t)off)
 		size = (size_t)(total - (uint64_t)off);
-	/* Bytes a release or forget may free: reply from a copy. */
+	/*
+	 * A node's bytes, which a forget may free while the reply is being
+	 * written if the read was interrupted: reply from a copy. A reader's
+	 * are safe: we hold a reference.
+	 */
 	if (data && !r) {
 		if (!(buf = malloc(size ? size : 1))) {
 			fuse_reply_err(req, ENOMEM);
@@ -420,18 +352,6 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 out:
 	free(buf);
 	reader_close(r);
-}
-
-static void
-odbfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct openfile *of = (struct openfile *)(uintptr_t)fi->fh;
-
-	(void)ino;
-	reader_close(atomic_load(&of->r));
-	free(of->text);
-	free(of);
-	fuse_reply_err(req, 0);
 }
 
 /* The value of xattr name for n, in buf; NULL if n has none such. */
@@ -505,7 +425,9 @@ odbfs_statfs(fuse_req_t req, fuse_ino_t ino)
 static void
 odbfs_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct odbfs *fs = userdata;
+
+	fs->no_open = conn->capable & FUSE_CAP_NO_OPEN_SUPPORT;
 	/* Reads of one file may run in parallel; objects never change. */
 	if (conn->capable & FUSE_CAP_ASYNC_READ)
 		conn->want |= FUSE_CAP_ASYNC_READ;
@@ -527,7 +449,6 @@ const struct fuse_lowlevel_ops odbfs_ops = {
 	.releasedir = odbfs_releasedir,
 	.open = odbfs_open,
 	.read = odbfs_read,
-	.release = odbfs_release,
 	.getxattr = odbfs_getxattr,
 	.listxattr = odbfs_listxattr,
 	.statfs = odbfs_statfs,

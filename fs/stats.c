@@ -1,9 +1,11 @@
 /*
  * stats: per-thread counters. Counted by ops.c and view.c, summed when
- * .odbfs/stats is opened.
+ * .odbfs/stats is looked up.
  */
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "stats.h"
 
@@ -26,6 +28,7 @@ static const char *const names[STAT_NR] = {
 	[STAT_OPENS] = "opens",
 	[STAT_READS] = "reads",
 	[STAT_BYTES] = "bytes_served",
+	[STAT_REBUILDS] = "rebuilds",
 	[STAT_ERRORS] = "errors",
 };
 
@@ -58,8 +61,30 @@ stats_sum(uint64_t *sums)
 			    memory_order_relaxed);
 }
 
-const char *
-stats_name(enum stat_id id)
+char *
+stats_report(struct odb *odb, size_t *len)
 {
-	return names[id];
+	uint64_t sums[STAT_NR];
+	struct odb_stats st;
+	char *text = NULL;
+	size_t cap = 0;
+	FILE *f = open_memstream(&text, &cap);
+
+	if (!f)
+		return NULL;
+	stats_sum(sums);
+	odb_stats(odb, &st);
+	for (int k = 0; k < STAT_NR; k++)
+		fprintf(f, "%s %llu\n", names[k], (unsigned long long)sums[k]);
+	fprintf(f, "snapshots_published %llu\npacks %llu\nloose_objects %llu\n"
+	    "cache_hits %llu\ncache_misses %llu\n",
+	    (unsigned long long)st.snapshots, (unsigned long long)st.packs,
+	    (unsigned long long)st.loose, (unsigned long long)st.cache_hits,
+	    (unsigned long long)st.cache_misses);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	*len = cap;
+	return text;
 }

@@ -9,7 +9,10 @@
 #ifndef ODBFS_STATS_H
 #define ODBFS_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "odb.h"
 
 enum stat_id {
 	STAT_LOOKUPS,		/* every lookup */
@@ -18,6 +21,7 @@ enum stat_id {
 	STAT_OPENS,
 	STAT_READS,
 	STAT_BYTES,		/* bytes served by read */
+	STAT_REBUILDS,		/* objects rebuilt (inflated, deltas applied) */
 	STAT_ERRORS,		/* replies with EIO */
 	STAT_NR
 };
@@ -27,7 +31,10 @@ void stats_add(enum stat_id id, uint64_t n);
 /* The sums over every thread, into sums[STAT_NR]. */
 void stats_sum(uint64_t *sums);
 
-/* The counter's name in .odbfs/stats. */
-const char *stats_name(enum stat_id id);
+/*
+ * .odbfs/stats: one "name value" line per counter and per store figure,
+ * malloc'd, *len bytes; NULL when out of memory.
+ */
+char *stats_report(struct odb *odb, size_t *len);
 
 #endif

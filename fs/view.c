@@ -16,6 +16,7 @@
  *   'A' path            an abbreviated id, by path
  *   'M' id name         a file or link inside commits/<id>/
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -658,25 +659,46 @@ meta_file(const char *name, const char *value, struct node **out)
 	return intern(n, out);
 }
 
+/*
+ * .odbfs/stats: the counters as they are at this lookup, in a node of its
+ * own (no lookup shares it, so no cached page of an older one is read),
+ * looked up again by every path walk. Its st_ino stays the same.
+ */
+static int
+stats_file(struct odbfs *fs, struct node **out)
+{
+	static atomic_uint_least64_t generation;
+	unsigned char key[KEY_MAX];
+	uint64_t gen = atomic_fetch_add(&generation, 1);
+	size_t len = path_key(key, 'M', ".odbfs/stats");
+	uint64_t ino = node_ino(key, len);
+	struct node *n;
+
+	memcpy(key + len, &gen, sizeof(gen));
+	if (!(n = node_new(NODE_STATS, key, len + sizeof(gen))))
+		return -ENOMEM;
+	if (!(n->data = stats_report(fs->odb, &n->size))) {
+		node_free(n);
+		return -ENOMEM;
+	}
+	n->ino = ino;
+	n->mode = S_IFREG | 0444;
+	n->timeout = NODE_TIMEOUT_MOVING;
+	return intern(n, out);
+}
+
 static int
 meta_child(struct odbfs *fs, const char *name, struct node **out)
 {
 	const struct repo *repo = odb_repo(fs->odb);
-	unsigned char key[KEY_MAX];
-	struct node *n;
 
 	if (!strcmp(name, "repository"))
 		return meta_file(".odbfs/repository", repo->gitdir, out);
 	if (!strcmp(name, "format"))
 		return meta_file(".odbfs/format", repo->format, out);
-	if (strcmp(name, "stats"))
-		return -ENOENT;
-	if ((n = node_new(NODE_STATS, key, path_key(key, 'M',
-	    ".odbfs/stats")))) {
-		n->mode = S_IFREG | 0444;
-		n->timeout = NODE_TIMEOUT_MOVING;
-	}
-	return intern(n, out);
+	if (!strcmp(name, "stats"))
+		return stats_file(fs, out);
+	return -ENOENT;
 }
 
 int

@@ -339,3 +339,39 @@ assert_not_mounted() {
 	run grep -c '^1 ' "$BATS_TEST_TMPDIR/first"
 	[ "$output" = 0 ]
 }
+
+# stat_of MNT NAME: the value of counter NAME in MNT/.odbfs/stats.
+stat_of() {
+	awk -v k="$2" '$1 == k { print $2 }' "$1/.odbfs/stats"
+}
+
+@test "a file the kernel has read is read again with no request to odbfs" {
+	id=$(git -C "$REPO" rev-parse HEAD:README)
+	mount_odbfs "$REPO" "$MNT"
+	cmp "$MNT/objects/$id" <(git -C "$REPO" cat-file blob "$id")
+	# Each look at the counters is itself one read, counted after.
+	reads=$(stat_of "$MNT" reads)
+	cmp "$MNT/objects/$id" <(git -C "$REPO" cat-file blob "$id")
+	cmp "$MNT/objects/$id" <(git -C "$REPO" cat-file blob "$id")
+	[ "$(stat_of "$MNT" reads)" -eq $((reads + 1)) ]
+	# The kernel opens files without asking, once told so.
+	[ "$(stat_of "$MNT" opens)" -le 1 ]
+}
+
+@test "a large object read in pieces, last piece first, matches git" {
+	repo=$BATS_TEST_TMPDIR/big
+	git init -q "$repo"
+	head -c 3000000 /dev/urandom >"$BATS_TEST_TMPDIR/blob"
+	id=$(git -C "$repo" hash-object -w "$BATS_TEST_TMPDIR/blob")
+	mount_odbfs "$repo" "$MNT"
+	for i in 45 30 44 0 12 29 1 13; do
+		dd if="$MNT/objects/$id" bs=65536 skip="$i" count=1 status=none \
+			>"$BATS_TEST_TMPDIR/piece"
+		dd if="$BATS_TEST_TMPDIR/blob" bs=65536 skip="$i" count=1 \
+			status=none | cmp - "$BATS_TEST_TMPDIR/piece"
+	done
+	cmp "$MNT/objects/$id" "$BATS_TEST_TMPDIR/blob"
+	# Rebuilt for the first read, kept for the others.
+	[ "$(stat_of "$MNT" reads)" -gt 8 ]
+	[ "$(stat_of "$MNT" rebuilds)" -eq 1 ]
+}

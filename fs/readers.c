@@ -1,0 +1,178 @@
+/*
+ * readers: a small, fully associative set of kept readers under one mutex,
+ * evicted least recently used. Called by ops.c's read handler only; the
+ * mutex is held to scan and to swap entries, never while an object is
+ * rebuilt.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "readers.h"
+#include "stats.h"
+
+#define SLOTS 32
+/* Bytes of rebuilt objects kept, at most: eight of the largest in memory. */
+#define BUDGET ((uint64_t)64 << 20)
+
+struct slot {
+	unsigned char id[OID_RAWSZ_MAX];
+	bool used;
+	struct reader *r;	/* one reference; NULL with err */
+	int err;
+	uint64_t snapshots;	/* with err: the store's count when it failed */
+	uint64_t bytes;		/* memory r holds */
+	uint64_t last;		/* LRU clock */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot slots[SLOTS];	/* protected by lock */
+static uint64_t held, clock_;		/* protected by lock */
+
+static uint64_t
+snapshots_of(struct odb *odb)
+{
+	struct odb_stats st;
+
+	odb_stats(odb, &st);
+	return st.snapshots;
+}
+
+static struct slot *
+find_locked(const unsigned char *raw, size_t rawsz)
+{
+	for (int i = 0; i < SLOTS; i++)
+		if (slots[i].used && !memcmp(slots[i].id, raw, rawsz))
+			return &slots[i];
+	return NULL;
+}
+
+/* Empty s; its reader (if any) goes to *drop, for closing unlocked. */
+static void
+empty_locked(struct slot *s, struct reader **drop)
+{
+	*drop = s->r;
+	held -= s->bytes;
+	memset(s, 0, sizeof(*s));
+}
+
+/* An empty slot, made by evicting the least recently used if need be. */
+static struct slot *
+victim_locked(struct reader **drop)
+{
+	struct slot *v = &slots[0];
+
+	for (int i = 0; i < SLOTS; i++) {
+		if (!slots[i].used)
+			return &slots[i];
+		if (slots[i].last < v->last)
+			v = &slots[i];
+	}
+	empty_locked(v, drop);
+	return v;
+}
+
+static uint64_t
+bytes_of(const struct reader *r)
+{
+	uint64_t size = reader_info(r)->size;
+
+	if (reader_data(r))
+		return size;
+	return size < READER_WINDOW + READER_CHUNK ? size :
+	    READER_WINDOW + READER_CHUNK;
+}
+
+/* Keep r (or the failure err) for raw; drops what it displaces. */
+static void
+keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
+    struct reader *r, int err)
+{
+	struct reader *drop[SLOTS + 1] = { 0 };
+	uint64_t bytes = r ? bytes_of(r) : 0;
+	int ndrop = 0;
+	struct slot *s;
+
+	if (bytes > BUDGET)
+		return;
+	pthread_mutex_lock(&lock);
+	if (find_locked(raw, rawsz)) {
+		/* Another read of the object got there first. */
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	while (held + bytes > BUDGET) {
+		struct slot *v = NULL;
+
+		for (int i = 0; i < SLOTS; i++)
+			if (slots[i].used && slots[i].bytes &&
+			    (!v || slots[i].last < v->last))
+				v = &slots[i];
+		empty_locked(v, &drop[ndrop++]);
+	}
+	s = victim_locked(&drop[ndrop++]);
+	memcpy(s->id, raw, rawsz);
+	s->used = true;
+	s->r = r ? reader_ref(r) : NULL;
+	s->err = err;
+	s->snapshots = r ? 0 : snapshots_of(odb);
+	s->bytes = bytes;
+	s->last = ++clock_;
+	held += bytes;
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < ndrop; i++)
+		if (drop[i])
+			reader_close(drop[i]);
+}
+
+int
+readers_get(struct odb *odb, const unsigned char *raw, uint64_t off,
+    uint64_t end, struct reader **out)
+{
+	size_t rawsz = odb_repo(odb)->rawsz;
+	struct reader *r = NULL, *stale = NULL;
+	struct slot *s;
+	int ret = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&lock);
+	if ((s = find_locked(raw, rawsz))) {
+		if (s->r) {
+			s->last = ++clock_;
+			*out = reader_ref(s->r);
+		} else if (s->snapshots == snapshots_of(odb)) {
+			ret = s->err;
+		} else {
+			/* The store changed since: worth another try. */
+			empty_locked(s, &stale);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	reader_close(stale);
+	if (*out || ret < 0)
+		return ret;
+
+	stats_add(STAT_REBUILDS, 1);
+	if ((ret = odb_reader_open(odb, raw, &r)) < 0) {
+		if (ret != -ENOMEM)
+			keep(odb, raw, rawsz, NULL, ret);
+		return ret;
+	}
+	if (off > 0 || end < reader_info(r)->size)
+		keep(odb, raw, rawsz, r, 0);
+	*out = r;
+	return 0;
+}
+
+void
+readers_clear(void)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < SLOTS; i++) {
+		reader_close(slots[i].r);
+		memset(&slots[i], 0, sizeof(slots[i]));
+	}
+	held = 0;
+	pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,35 @@
+/*
+ * readers: the store readers of objects being read, shared by every read
+ * request for the same object.
+ *
+ * The kernel does not open object files (ops.c replies ENOSYS to open, the
+ * protocol's "no-open" mode), so a read arrives with nothing but the node.
+ * An object that one reply covers is rebuilt for that reply and dropped;
+ * a larger one is kept here between the kernel's reads of its pages, so it
+ * is rebuilt once, not once per read. A failure is kept too, so that the
+ * kernel's retry of a failed read neither logs the problem again nor
+ * redoes the work, until the store publishes a new snapshot.
+ *
+ * Keyed by object id: content never changes under an id, so an entry is
+ * never wrong, only old. Bounded in entries and in bytes held.
+ */
+#ifndef ODBFS_READERS_H
+#define ODBFS_READERS_H
+
+#include <stdint.h>
+
+#include "odb.h"
+#include "reader.h"
+
+/*
+ * A reader of the object raw with a reference for the caller, or its
+ * negative error. [off, end) is what the caller reads: unless that is the
+ * whole object, the reader is kept for the reads of the rest.
+ */
+int readers_get(struct odb *odb, const unsigned char *raw, uint64_t off,
+    uint64_t end, struct reader **out);
+
+/* Drop every kept reader (at exit, so leak checkers see no reader). */
+void readers_clear(void);
+
+#endif
