@@ -4,9 +4,13 @@
  *
  *   fsbench stat DIR ROUNDS < names      ns per stat of DIR/name
  *   fsbench read THREADS < paths         seconds to read every file whole
+ *   fsbench walk THREADS DIR             the same for every file of DIR's
+ *                                        subdirectories, found by readdir
+ *                                        as a backup tool finds them
  *
- * stat prints "ns_per_op found"; read prints "seconds bytes files".
+ * stat prints "ns_per_op found"; read and walk print "seconds bytes files".
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -69,62 +73,133 @@ struct job {
 	char **paths;
 	size_t n, next, bytes, files;
 	pthread_mutex_t lock;
+	int dirfd;		/* walk: paths are directories under it */
 };
+
+/* Read the file name at dirfd whole; its byte count, or exit on error. */
+static size_t
+read_whole(int dirfd, const char *name)
+{
+	static _Thread_local char buf[1 << 20];
+	size_t bytes = 0;
+	ssize_t got;
+	int fd = openat(dirfd, name, O_RDONLY);
+
+	if (fd < 0) {
+		perror(name);
+		exit(1);
+	}
+	while ((got = read(fd, buf, sizeof(buf))) > 0)
+		bytes += (size_t)got;
+	if (got < 0) {
+		perror(name);
+		exit(1);
+	}
+	close(fd);
+	return bytes;
+}
+
+/* walk: read every regular file of one subdirectory, as readdir lists it. */
+static void
+walk_dir(struct job *j, const char *sub)
+{
+	size_t bytes = 0, files = 0;
+	struct dirent *de;
+	int fd = openat(j->dirfd, sub, O_RDONLY | O_DIRECTORY);
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		perror(sub);
+		exit(1);
+	}
+	while ((de = readdir(d)))
+		if (de->d_type == DT_REG) {
+			bytes += read_whole(dirfd(d), de->d_name);
+			files++;
+		}
+	closedir(d);
+	pthread_mutex_lock(&j->lock);
+	j->bytes += bytes;
+	j->files += files;
+	pthread_mutex_unlock(&j->lock);
+}
 
 static void *
 reader(void *arg)
 {
 	struct job *j = arg;
-	static _Thread_local char buf[1 << 20];
 
 	for (;;) {
-		size_t i;
-		ssize_t got;
-		int fd;
+		size_t i, bytes;
 
 		pthread_mutex_lock(&j->lock);
 		i = j->next++;
 		pthread_mutex_unlock(&j->lock);
 		if (i >= j->n)
 			return NULL;
-		if ((fd = open(j->paths[i], O_RDONLY)) < 0) {
-			perror(j->paths[i]);
-			exit(1);
+		if (j->dirfd >= 0) {
+			walk_dir(j, j->paths[i]);
+			continue;
 		}
-		while ((got = read(fd, buf, sizeof(buf))) > 0) {
-			pthread_mutex_lock(&j->lock);
-			j->bytes += (size_t)got;
-			pthread_mutex_unlock(&j->lock);
-		}
-		if (got < 0) {
-			perror(j->paths[i]);
-			exit(1);
-		}
-		close(fd);
+		bytes = read_whole(AT_FDCWD, j->paths[i]);
 		pthread_mutex_lock(&j->lock);
+		j->bytes += bytes;
 		j->files++;
 		pthread_mutex_unlock(&j->lock);
 	}
 }
 
 static int
-bench_read(int threads)
+run_jobs(struct job *j, int threads)
 {
-	struct job j = { 0 };
 	pthread_t t[64];
 	double t0;
 
-	j.paths = read_lines(&j.n);
-	pthread_mutex_init(&j.lock, NULL);
+	pthread_mutex_init(&j->lock, NULL);
 	if (threads < 1 || threads > 64)
 		threads = 1;
 	t0 = now();
 	for (int i = 0; i < threads; i++)
-		pthread_create(&t[i], NULL, reader, &j);
+		pthread_create(&t[i], NULL, reader, j);
 	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
-	printf("%.6f %zu %zu\n", now() - t0, j.bytes, j.files);
+	printf("%.6f %zu %zu\n", now() - t0, j->bytes, j->files);
 	return 0;
+}
+
+static int
+bench_read(int threads)
+{
+	struct job j = { .dirfd = -1 };
+
+	j.paths = read_lines(&j.n);
+	return run_jobs(&j, threads);
+}
+
+/* Threads take dir's subdirectories one at a time (listing dir is untimed). */
+static int
+bench_walk(int threads, const char *dir)
+{
+	struct job j = { 0 };
+	struct dirent *de;
+	size_t alloc = 0;
+	DIR *d;
+
+	if ((j.dirfd = open(dir, O_RDONLY | O_DIRECTORY)) < 0 ||
+	    !(d = opendir(dir))) {
+		perror(dir);
+		return 1;
+	}
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+			if (j.n == alloc) {
+				alloc = alloc ? 2 * alloc : 256;
+				j.paths = realloc(j.paths, alloc * sizeof(char *));
+			}
+			j.paths[j.n++] = strdup(de->d_name);
+		}
+	closedir(d);
+	return run_jobs(&j, threads);
 }
 
 int
@@ -134,7 +209,10 @@ main(int argc, char **argv)
 		return bench_stat(argv[2], atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "read"))
 		return bench_read(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "walk"))
+		return bench_walk(atoi(argv[2]), argv[3]);
 	fprintf(stderr, "usage: fsbench stat DIR ROUNDS < names\n"
-	    "       fsbench read THREADS < paths\n");
+	    "       fsbench read THREADS < paths\n"
+	    "       fsbench walk THREADS DIR\n");
 	return 2;
 }

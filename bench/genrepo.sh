@@ -7,6 +7,7 @@ set -euo pipefail
 dir=$1 objects=$2 packs=${3:-1} loose=${4:-0}
 rm -rf "$dir"
 git init -q --bare "$dir"
+dir=$(cd "$dir" && pwd)	# git -C below must find the same files
 awk -v n="$objects" -v packs="$packs" 'BEGIN {
 	per = int((n + packs - 1) / packs)
 	for (i = 0; i < n; i++) {
