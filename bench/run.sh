@@ -81,13 +81,9 @@ for spec in "10k 10000 1 0" "1m-1p $objects 1 0" "1m-16p $objects 16 0" \
 	"1m-64p $objects 64 0" "1m-1p-10kloose $objects 1 10000" "10k-10kloose 10000 1 10000"; do
 	set -- $spec
 	r=$(repo "$1" "$2" "$3" "$4")
+	# One process, each figure the median of its rounds.
 	declare -A v=()
-	for ((i = 0; i < rounds; i++)); do
-		while read -r k val; do v[$k]+="$val "; done < <("$top/bench/lookup" "$r" 200000 5)
-	done
-	for k in odbfs_miss odbfs_hit libgit2_miss libgit2_miss_norefresh libgit2_hit; do
-		v[$k]=$(tr ' ' '\n' <<<"${v[$k]}" | grep . | median)
-	done
+	while read -r k val; do v[$k]=$val; done < <("$top/bench/lookup" "$r" 200000 "$rounds")
 	row "$1 ($2 obj, $3 packs, $4 loose) | ${v[odbfs_miss]} | ${v[odbfs_hit]} | ${v[libgit2_miss]} | ${v[libgit2_miss_norefresh]} | ${v[libgit2_hit]} | $(ratio "${v[libgit2_miss]}" "${v[odbfs_miss]}") | $(ratio "${v[libgit2_hit]}" "${v[odbfs_hit]}")"
 	unset v
 done
@@ -149,19 +145,35 @@ od2=$("$top/bench/fsbench" stat "$m/objects" 1 <"$out/missing20k" | cut -d' ' -f
 row "stat of the same missing id again (negative entry cached), ns | - | $od2 | -"
 fusermount3 -u "$m"
 
+# Reading every object: as a backup tool does (readdir of objects/xx/,
+# then each file: one read request, the readdir told the kernel the rest),
+# and by id (a lookup, then a read).
 git -C "$content" cat-file --batch-all-objects --batch-check='%(objectname)' | sed "s|^|$m/objects/|" >"$out/paths"
 g=$(med "$rounds" sh -c "git -C '$content' cat-file --batch-all-objects --batch")
-first=() second=()
-for ((i = 0; i < rounds; i++)); do
-	mount_at "$content" "$m"
-	first+=("$("$top/bench/fsbench" read 1 <"$out/paths" | cut -d' ' -f1)")
-	second+=("$("$top/bench/fsbench" read 1 <"$out/paths" | cut -d' ' -f1)")
-	fusermount3 -u "$m"
+for how in walk id; do
+	first=() second=()
+	for ((i = 0; i < rounds; i++)); do
+		mount_at "$content" "$m"
+		for pass in first second; do
+			if [ $how = walk ]; then
+				t=$("$top/bench/fsbench" walk 1 "$m/objects" | cut -d' ' -f1)
+			else
+				t=$("$top/bench/fsbench" read 1 <"$out/paths" | cut -d' ' -f1)
+			fi
+			eval "$pass+=($t)"
+		done
+		fusermount3 -u "$m"
+	done
+	f=$(printf '%s\n' "${first[@]}" | median)
+	s=$(printf '%s\n' "${second[@]}" | median)
+	if [ $how = walk ]; then
+		what="read every object, walking objects/"
+	else
+		what="read every object by id (objects/ID)"
+	fi
+	row "$what, first pass, s (git cat-file --batch-all-objects --batch) | $g | $f | $(ratio "$f" "$g")"
+	row "$what, second pass (kernel cache), s | $g | $s | $(ratio "$s" "$g")"
 done
-f=$(printf '%s\n' "${first[@]}" | median)
-s=$(printf '%s\n' "${second[@]}" | median)
-row "read every object, first pass, s (git cat-file --batch-all-objects --batch) | $g | $f | $(ratio "$f" "$g")"
-row "read every object, second pass (page cache), s | $g | $s | $(ratio "$s" "$g")"
 
 mount_at "$content" "$m"
 head=$(git -C "$content" rev-parse HEAD)
@@ -171,8 +183,8 @@ row "tar of a commit's tree ($(git -C "$content" ls-tree -r "$head" | wc -l) fil
 for threads in 1 2 4 8; do
 	fusermount3 -u "$m"
 	mount_at "$content" "$m"
-	p=$("$top/bench/fsbench" read "$threads" <"$out/paths" | cut -d' ' -f1)
-	row "read every object with $threads readers, first pass, s | - | $p | -"
+	p=$("$top/bench/fsbench" walk "$threads" "$m/objects" | cut -d' ' -f1)
+	row "read every object walking objects/ with $threads readers, first pass, s | $g | $p | $(ratio "$p" "$g")"
 done
 fusermount3 -u "$m"
 
@@ -204,9 +216,10 @@ row "mount time, $objects-object repository (odbfs start to mounted), s | $t"
 mount_at "$big" "$m"
 pid=$(daemon_pid "$m")
 row "daemon RSS after mounting $objects objects, MiB: total (anonymous) | $(rss_mb "$pid") ($(rss_mb "$pid" RssAnon))"
-find "$m/objects" -mindepth 2 -type f >"$out/bigpaths"
-"$top/bench/fsbench" read 2 <"$out/bigpaths" >/dev/null
+"$top/bench/fsbench" walk 2 "$m/objects" >/dev/null
 row "daemon RSS after reading all $objects objects, MiB: total (anonymous) | $(rss_mb "$pid") ($(rss_mb "$pid" RssAnon))"
 fusermount3 -u "$m"
+say ""
+say "The run took $(( (SECONDS + 30) / 60 )) minutes, generating repositories included."
 echo
 echo "table written to $table"
