@@ -10,7 +10,8 @@
 
 #include "cache.h"
 
-#define BUCKETS 4096
+/* Buckets to begin with; doubled whenever entries outnumber them. */
+#define MIN_BUCKETS 4096
 
 struct entry {
 	uint64_t pack, off;
@@ -25,7 +26,8 @@ struct cache {
 	pthread_mutex_t lock;
 	size_t max_bytes;
 	size_t bytes;			/* protected by lock */
-	struct entry *buckets[BUCKETS];	/* protected by lock */
+	struct entry **buckets;		/* protected by lock */
+	size_t nbuckets, nentries;	/* protected by lock */
 	struct entry *head, *tail;	/* protected by lock */
 	uint64_t hits, misses;		/* protected by lock */
 };
@@ -37,17 +39,55 @@ cache_new(size_t max_bytes)
 
 	if (!c)
 		return NULL;
+	if (!(c->buckets = calloc(MIN_BUCKETS, sizeof(*c->buckets)))) {
+		free(c);
+		return NULL;
+	}
+	c->nbuckets = MIN_BUCKETS;
 	pthread_mutex_init(&c->lock, NULL);
 	c->max_bytes = max_bytes;
 	return c;
 }
 
-static size_t
-bucket_of(uint64_t pack, uint64_t off)
+static uint64_t
+hash_of(uint64_t pack, uint64_t off)
 {
 	uint64_t key[2] = { pack, off };
 
-	return XXH3_64bits(key, sizeof(key)) % BUCKETS;
+	return XXH3_64bits(key, sizeof(key));
+}
+
+static struct entry **
+bucket_of(struct cache *c, uint64_t pack, uint64_t off)
+{
+	return &c->buckets[hash_of(pack, off) & (c->nbuckets - 1)];
+}
+
+/*
+ * Small bases are many (a 64 MiB cache of 1 KiB trees holds 64 000): keep
+ * the chains about one long. If the bigger array cannot be had, the
+ * chains just grow.
+ */
+static void
+grow_locked(struct cache *c)
+{
+	size_t n = c->nbuckets * 2;
+	struct entry **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return;
+	for (size_t i = 0; i < c->nbuckets; i++)
+		while (c->buckets[i]) {
+			struct entry *e = c->buckets[i];
+			size_t k = hash_of(e->pack, e->off) & (n - 1);
+
+			c->buckets[i] = e->hnext;
+			e->hnext = b[k];
+			b[k] = e;
+		}
+	free(c->buckets);
+	c->buckets = b;
+	c->nbuckets = n;
 }
 
 static void
@@ -78,8 +118,7 @@ lru_push(struct cache *c, struct entry *e)
 static struct entry *
 find(struct cache *c, uint64_t pack, uint64_t off)
 {
-	for (struct entry *e = c->buckets[bucket_of(pack, off)]; e;
-	    e = e->hnext)
+	for (struct entry *e = *bucket_of(c, pack, off); e; e = e->hnext)
 		if (e->pack == pack && e->off == off)
 			return e;
 	return NULL;
@@ -88,13 +127,14 @@ find(struct cache *c, uint64_t pack, uint64_t off)
 static void
 evict(struct cache *c, struct entry *e)
 {
-	struct entry **pp = &c->buckets[bucket_of(e->pack, e->off)];
+	struct entry **pp = bucket_of(c, e->pack, e->off);
 
 	while (*pp != e)
 		pp = &(*pp)->hnext;
 	*pp = e->hnext;
 	lru_unlink(c, e);
 	c->bytes -= e->len;
+	c->nentries--;
 	free(e->buf);
 	free(e);
 }
@@ -107,6 +147,7 @@ cache_free(struct cache *c)
 	while (c->head)
 		evict(c, c->head);
 	pthread_mutex_destroy(&c->lock);
+	free(c->buckets);
 	free(c);
 }
 
@@ -163,10 +204,13 @@ cache_put(struct cache *c, uint64_t pack, uint64_t off,
 	}
 	while (c->tail && c->bytes + len > c->max_bytes)
 		evict(c, c->tail);
-	e->hnext = c->buckets[bucket_of(pack, off)];
-	c->buckets[bucket_of(pack, off)] = e;
+	if (c->nentries >= c->nbuckets)
+		grow_locked(c);
+	e->hnext = *bucket_of(c, pack, off);
+	*bucket_of(c, pack, off) = e;
 	lru_push(c, e);
 	c->bytes += len;
+	c->nentries++;
 	pthread_mutex_unlock(&c->lock);
 }
 
