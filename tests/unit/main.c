@@ -128,6 +128,7 @@ main(void)
 		const char *name;
 		void (*run)(void);
 	} suites[] = {
+		{ "cache", test_cache },
 		{ "delta", test_delta },
 		{ "pack", test_pack },
 		{ "idx", test_idx },

@@ -41,6 +41,7 @@ bool check_todo(bool cond, const char *why, const char *fmt, ...)
 /* A TAP comment line, "# ...". */
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+void test_cache(void);
 void test_delta(void);
 void test_idx(void);
 void test_loose(void);
