@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# The node table: inode numbers, which backup tools keep from one run to the
+# next, are the ones odbfs has always given (the values below were recorded
+# with odbfs 0.1.0 before its nodes were made smaller, and must not change
+# with any later version); the object each kind of node stands for; and
+# thousands of nodes, many of them forgotten as soon as they are used, so
+# the table grows and shrinks under the lookups.
+
+load lib
+
+# make_repo REPO [git init options...]: two commits of a file, an
+# executable, a symlink, a subdirectory and a submodule entry, an annotated
+# tag; at lib.bash's fixed dates, so every id is the same at every run.
+make_repo() {
+	local repo=$1
+	shift
+	(
+		set -e
+		git init -q -b main "$@" "$repo"
+		cd "$repo"
+		echo one >README
+		git add README
+		git commit -q -m first
+		echo two >>README
+		printf '#!/bin/sh\necho tool\n' >tool.sh
+		chmod 755 tool.sh
+		ln -s README link
+		mkdir sub
+		echo inner >sub/f
+		git add -A
+		git update-index --add --cacheinfo \
+			"160000,$(git rev-parse HEAD),mod"
+		git commit -q -m second
+		git tag -a -m "version one" v1
+	)
+}
+
+setup() {
+	REPO=$BATS_TEST_TMPDIR/repo
+	MNT=$BATS_TEST_TMPDIR/mnt
+}
+
+teardown() {
+	unmount_odbfs "$MNT"
+}
+
+# inodes PATHS...: "ino path" for each path under $MNT, links not followed.
+inodes() {
+	local p
+	for p in "$@"; do
+		echo "$(stat -c %i -- "$MNT/$p") $p"
+	done
+}
+
+@test "inode numbers are the ones earlier versions gave" {
+	make_repo "$REPO"
+	head=$(git -C "$REPO" rev-parse HEAD)
+	tree=$(git -C "$REPO" rev-parse 'HEAD^{tree}')
+	blob=$(git -C "$REPO" rev-parse HEAD:README)
+	# The ids are fixed by the dates; the numbers below are for these.
+	[ "$head" = 3dc9ed34c6962c71e3d5c69bb3f047db227f00a9 ]
+	mount_odbfs "$REPO" "$MNT"
+	inodes . objects "objects/${blob:0:2}" "objects/$blob" \
+		"objects/${blob:0:6}" commits "commits/$head" \
+		"commits/$head/tree" "commits/$head/tree/README" \
+		"commits/$head/tree/tool.sh" "commits/$head/tree/link" \
+		"commits/$head/tree/sub" "commits/$head/tree/sub/f" \
+		"commits/$head/tree/mod" "commits/$head/message" \
+		"commits/$head/parent" "commits/$head/parents" \
+		"commits/$head/raw" "commits/$head/author" \
+		"commits/$head/committer" trees "trees/$tree" \
+		"trees/$tree/README" "trees/$tree/link" HEAD refs refs/heads \
+		refs/heads/main refs/tags refs/tags/v1 .odbfs .odbfs/stats \
+		.odbfs/format .odbfs/repository >"$BATS_TEST_TMPDIR/got"
+	diff - "$BATS_TEST_TMPDIR/got" <<-EOF
+		1 .
+		10908126975852831906 objects
+		10981372076923776841 objects/${blob:0:2}
+		8348056603799678701 objects/$blob
+		10495540722881952761 objects/${blob:0:6}
+		14645420171508091005 commits
+		4546203322693553443 commits/$head
+		4141925132422482242 commits/$head/tree
+		1264029040585679826 commits/$head/tree/README
+		3535944082268989419 commits/$head/tree/tool.sh
+		16455025467335105149 commits/$head/tree/link
+		394420673540412854 commits/$head/tree/sub
+		4037359989301602021 commits/$head/tree/sub/f
+		10663878232378497100 commits/$head/tree/mod
+		14317476279114871923 commits/$head/message
+		14378553896986315836 commits/$head/parent
+		15407884690251100270 commits/$head/parents
+		8299715578622767156 commits/$head/raw
+		2902872404434792322 commits/$head/author
+		3727916888106717266 commits/$head/committer
+		5995126492410496094 trees
+		8313073348018391874 trees/$tree
+		1264029040585679826 trees/$tree/README
+		16455025467335105149 trees/$tree/link
+		13205245697640743426 HEAD
+		18155404151659646588 refs
+		6063245614046897421 refs/heads
+		8166408986913024785 refs/heads/main
+		16133025412981471280 refs/tags
+		10528763058009011810 refs/tags/v1
+		5902231682969670951 .odbfs
+		14277479593205793534 .odbfs/stats
+		10578229444419463240 .odbfs/format
+		7135336161566447929 .odbfs/repository
+	EOF
+}
+
+@test "sha256: inode numbers are the ones earlier versions gave" {
+	make_repo "$REPO" --object-format=sha256
+	head=$(git -C "$REPO" rev-parse HEAD)
+	blob=$(git -C "$REPO" rev-parse HEAD:README)
+	[ "$head" = c37205a8fe49f63003c9e4c4a0562b3bb642f583742e9251cda0993aea51ede0 ]
+	mount_odbfs "$REPO" "$MNT"
+	inodes "objects/$blob" "commits/$head/tree/README" \
+		"commits/$head/tree/link" >"$BATS_TEST_TMPDIR/got"
+	diff - "$BATS_TEST_TMPDIR/got" <<-EOF
+		6356254821315768589 objects/$blob
+		1112326087305433477 commits/$head/tree/README
+		5366695073599479502 commits/$head/tree/link
+	EOF
+}
+
+# check_ids: user.git.id of each kind of node that has one is git's.
+check_ids() {
+	local head tree t
+	head=$(git -C "$REPO" rev-parse HEAD)
+	tree=$(git -C "$REPO" rev-parse 'HEAD^{tree}')
+	t=$MNT/commits/$head/tree
+	while read -r path want; do
+		echo "# $path" >&2
+		[ "$(getfattr --only-values -n user.git.id "$MNT/$path")" = "$want" ]
+	done <<-EOF
+		objects/$(git -C "$REPO" rev-parse HEAD:README) $(git -C "$REPO" rev-parse HEAD:README)
+		commits/$head $head
+		commits/$head/tree $tree
+		trees/$tree $tree
+		commits/$head/tree/README $(git -C "$REPO" rev-parse HEAD:README)
+		commits/$head/tree/tool.sh $(git -C "$REPO" rev-parse HEAD:tool.sh)
+		commits/$head/tree/sub $(git -C "$REPO" rev-parse HEAD:sub)
+		commits/$head/tree/sub/f $(git -C "$REPO" rev-parse HEAD:sub/f)
+		commits/$head/tree/mod $(git -C "$REPO" rev-parse HEAD~1)
+	EOF
+	# Nodes that stand for no object have no id.
+	for path in "commits/$head/message" .odbfs/format objects refs; do
+		! getfattr --only-values -n user.git.id "$MNT/$path" 2>/dev/null
+	done
+	[ "$(readlink "$MNT/commits/$head/raw")" = "../../objects/$head" ]
+	[ "$(readlink "$MNT/refs/tags/v1")" = "../../commits/$head" ]
+}
+
+@test "each kind of node stands for its object" {
+	make_repo "$REPO"
+	mount_odbfs "$REPO" "$MNT"
+	check_ids
+}
+
+@test "sha256: each kind of node stands for its object" {
+	make_repo "$REPO" --object-format=sha256
+	mount_odbfs "$REPO" "$MNT"
+	check_ids
+}
+
+@test "thousands of nodes, kept and forgotten, stay what they are" {
+	local n=6000 id
+	make_repo "$REPO"
+	# Blobs to look up (kept: their entries do not expire) and tags to
+	# look up (forgotten as soon as they are used: refs expire at once).
+	for i in $(seq 1 "$n"); do
+		printf 'blob\nmark :%d\ndata <<EOF\nblob number %d\nEOF\n' "$i" "$i"
+	done | git -C "$REPO" fast-import --quiet \
+		--export-marks="$BATS_TEST_TMPDIR/marks"
+	cut -d' ' -f2 "$BATS_TEST_TMPDIR/marks" >"$BATS_TEST_TMPDIR/ids"
+	awk '{ printf "create refs/tags/t%d %s\n", NR, $1 }' \
+		"$BATS_TEST_TMPDIR/ids" | git -C "$REPO" update-ref --stdin
+	mount_odbfs "$REPO" "$MNT"
+	(cd "$MNT/objects" && xargs stat -c '%i %n' --) \
+		<"$BATS_TEST_TMPDIR/ids" >"$BATS_TEST_TMPDIR/first"
+	[ "$(awk '{ print $1 }' "$BATS_TEST_TMPDIR/first" | sort | uniq -d)" = "" ]
+	# Every tag, twice: each lookup makes a node the kernel soon forgets.
+	for _ in 1 2; do
+		(cd "$MNT/refs/tags" && ls | grep '^t' | xargs readlink --) \
+			>"$BATS_TEST_TMPDIR/targets"
+	done
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/targets")" -eq "$n" ]
+	sed 's|^|../../objects/|' "$BATS_TEST_TMPDIR/ids" | sort \
+		>"$BATS_TEST_TMPDIR/want"
+	sort "$BATS_TEST_TMPDIR/targets" | diff "$BATS_TEST_TMPDIR/want" -
+	# The blobs' nodes are the same ones, and read right.
+	(cd "$MNT/objects" && xargs stat -c '%i %n' --) \
+		<"$BATS_TEST_TMPDIR/ids" | diff "$BATS_TEST_TMPDIR/first" -
+	for id in $(shuf -n 50 "$BATS_TEST_TMPDIR/ids"); do
+		git -C "$REPO" cat-file blob "$id" | cmp - "$MNT/objects/$id"
+		[ "$(getfattr --only-values -n user.git.id "$MNT/objects/$id")" = "$id" ]
+	done
+	check_ids
+	kill -0 "$ODBFS_PID"
+}
