@@ -1,8 +1,9 @@
 /*
- * delta: applying git deltas. The instruction stream is walked twice: once
- * to validate it and count the bytes it produces, once to copy. Validating
- * first means a hostile delta costs no allocation and a good one is written
- * with no bounds checks left to fail halfway.
+ * delta: applying git deltas. A result up to DELTA_ONE_PASS bytes is
+ * allocated as the header says and written in one walk of the instruction
+ * stream, every instruction checked as it is met. A larger claim is walked
+ * twice: once to validate it and count the bytes it produces, once to
+ * copy, so that a hostile header costs no large allocation.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 
 #include "delta.h"
 #include "log.h"
+
+#define DELTA_ONE_PASS ((uint64_t)8 << 20)
 
 static int
 varint(const unsigned char **p, const unsigned char *end, uint64_t *out)
@@ -147,8 +150,8 @@ delta_apply(const unsigned char *base, size_t baselen,
 		return -EFBIG;
 	}
 	*why = NULL;
-	if (run(delta + hdrlen, end, base, baselen, result_size, NULL, why) !=
-	    (int64_t)result_size) {
+	if (result_size > DELTA_ONE_PASS && run(delta + hdrlen, end, base,
+	    baselen, result_size, NULL, why) != (int64_t)result_size) {
 		if (*why == NULL)
 			*why = "delta produces less than its header says";
 		return -EFSCORRUPTED;
@@ -157,7 +160,13 @@ delta_apply(const unsigned char *base, size_t baselen,
 		*why = "out of memory";
 		return -ENOMEM;
 	}
-	run(delta + hdrlen, end, base, baselen, result_size, buf, why);
+	if (run(delta + hdrlen, end, base, baselen, result_size, buf, why) !=
+	    (int64_t)result_size) {
+		if (*why == NULL)
+			*why = "delta produces less than its header says";
+		free(buf);
+		return -EFSCORRUPTED;
+	}
 	*out = buf;
 	*outlen = (size_t)result_size;
 	return 0;
