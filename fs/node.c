@@ -4,7 +4,9 @@
  * under one mutex, held only to find, insert or remove; a miss never
  * reaches it.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -17,7 +19,6 @@ static struct node root = {
 	.kind = NODE_ROOT,
 	.ino = FUSE_ROOT_ID,
 	.mode = S_IFDIR | 0555,
-	.timeout = NODE_TIMEOUT_IMMUTABLE,
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,16 +60,44 @@ node_ino(const void *key, size_t keylen)
 struct node *
 node_new(enum node_kind kind, const void *key, size_t keylen)
 {
-	struct node *n = calloc(1, sizeof(*n) + keylen);
+	struct node *n;
 
-	if (!n)
+	if (keylen > UINT16_MAX)
 		return NULL;
-	n->kind = kind;
-	n->keylen = keylen;
+	/* Not sizeof(*n): the key starts before the struct's tail padding. */
+	if (!(n = calloc(1, offsetof(struct node, key) + keylen)))
+		return NULL;
+	n->kind = (uint8_t)kind;
+	n->keylen = (uint16_t)keylen;
 	memcpy(n->key, key, keylen);
 	n->ino = node_ino(key, keylen);
-	n->timeout = NODE_TIMEOUT_IMMUTABLE;
 	return n;
+}
+
+int
+node_ext_new(struct node *n)
+{
+	return (n->ext = calloc(1, sizeof(*n->ext))) ? 0 : -ENOMEM;
+}
+
+const unsigned char *
+node_id(const struct node *n)
+{
+	static const unsigned char none[OID_RAWSZ_MAX];
+
+	if (n->ext)
+		return n->ext->id;
+	/* view.c's id_key(): the tag, then the id. */
+	if (n->keylen > 0 && (n->key[0] == 'O' || n->key[0] == 'B' ||
+	    n->key[0] == 'S'))
+		return n->key + 1;
+	return none;
+}
+
+double
+node_timeout(const struct node *n)
+{
+	return n->moving ? NODE_TIMEOUT_MOVING : NODE_TIMEOUT_IMMUTABLE;
 }
 
 void
@@ -76,12 +105,17 @@ node_free(struct node *n)
 {
 	if (!n || n == &root)
 		return;
-	free(n->path);
-	free(n->data);
-	free(n->buf);
-	commit_release(&n->commit);
-	tree_release(&n->tree);
-	free(n->by_name);
+	free(n->path);		/* or n->data: they share their place */
+	if (n->ext) {
+		free(n->ext->buf);
+		if (n->kind == NODE_COMMIT)
+			commit_release(&n->ext->commit);
+		if (n->kind == NODE_TREE) {
+			tree_release(&n->ext->tree);
+			free(n->ext->by_name);
+		}
+		free(n->ext);
+	}
 	free(n);
 }
 

@@ -17,6 +17,7 @@
 
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -47,27 +48,47 @@ enum node_kind {
 #define NODE_TIMEOUT_IMMUTABLE 86400.0
 #define NODE_TIMEOUT_MOVING 0.0
 
+/*
+ * What a node whose key holds no object id keeps of its object: commit and
+ * tree directories, gitlinks, HEAD and refs. One allocation, so that the
+ * files of objects/ and of trees, by far the most nodes, pay nothing for
+ * it.
+ */
+struct node_ext {
+	unsigned char id[OID_RAWSZ_MAX];	/* the object */
+	unsigned char *buf;	/* NODE_COMMIT, NODE_TREE: the object */
+	union {
+		struct commit commit;		/* NODE_COMMIT */
+		struct {
+			struct tree tree;	/* NODE_TREE */
+			size_t *by_name;	/* entries sorted by name */
+		};
+	};
+};
+
+/*
+ * A million of these is what a client gets by looking up every object of
+ * a large repository, so the fields are as small as their values allow and
+ * ordered so that none pads: the key, which follows, starts at byte 66.
+ */
 struct node {
-	enum node_kind kind;
 	uint64_t ino;			/* st_ino */
-	mode_t mode;			/* S_IFDIR | 0555, ... */
 	uint64_t size;
 	int64_t time;			/* st_mtime, st_ctime, st_atime */
-	double timeout;			/* entry and attribute timeout */
-	unsigned char id[OID_RAWSZ_MAX];	/* the object, where one is */
-	enum obj_type type;		/* its type, OBJ_NONE if none */
-	unsigned git_mode;		/* tree entries: mode in the tree */
-	unsigned fanout;		/* NODE_FANOUT: first byte */
-	char *path;			/* directories: path from the root */
-	char *data;			/* symlink target, NODE_DATA bytes */
-	unsigned char *buf;		/* NODE_COMMIT, NODE_TREE: the object */
-	struct commit commit;		/* NODE_COMMIT */
-	struct tree tree;		/* NODE_TREE */
-	size_t *by_name;		/* NODE_TREE: entries sorted by name */
-
+	union {				/* malloc'd; never both */
+		char *path;		/* directories: path from the root */
+		char *data;		/* symlink target, NODE_DATA bytes */
+	};
+	struct node_ext *ext;		/* see above; NULL for other nodes */
 	uint64_t nlookup;		/* protected by the table lock */
 	struct node *next;		/* protected by the table lock */
-	size_t keylen;
+	uint16_t mode;			/* S_IFDIR | 0555, ...: 16 bits do */
+	uint16_t git_mode;		/* tree entries: mode in the tree */
+	uint16_t keylen;		/* at most view.c's KEY_MAX, 4160 */
+	uint8_t kind;			/* enum node_kind */
+	uint8_t type;			/* enum obj_type, OBJ_NONE if none */
+	uint8_t fanout;			/* NODE_FANOUT: first byte */
+	bool moving;			/* NODE_TIMEOUT_MOVING, not IMMUTABLE */
 	unsigned char key[];
 };
 
@@ -77,8 +98,28 @@ struct node *node_root(void);
 struct node *node_get(fuse_ino_t nodeid);
 fuse_ino_t node_nodeid(const struct node *n);
 
-/* A new, unshared node with the given key; NULL when out of memory. */
+/*
+ * A new, unshared node with the given key (at most UINT16_MAX bytes); NULL
+ * when out of memory.
+ */
 struct node *node_new(enum node_kind kind, const void *key, size_t keylen);
+
+/*
+ * Give n a zeroed node_ext; -ENOMEM when out of memory (node_free frees it
+ * either way).
+ */
+int node_ext_new(struct node *n);
+
+/*
+ * The object n stands for: in its key for objects/<id> and the files and
+ * symlinks of trees ('O', 'B', 'S' keys: the id follows the tag), else in
+ * its node_ext; all zeros when it has none (n->type is then OBJ_NONE).
+ * Valid as long as n.
+ */
+const unsigned char *node_id(const struct node *n);
+
+/* Entry and attribute timeout of n. */
+double node_timeout(const struct node *n);
 
 /* st_ino for a key, for entries listed without a node. */
 uint64_t node_ino(const void *key, size_t keylen);

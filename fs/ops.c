@@ -73,8 +73,8 @@ entry_of(const struct odbfs *fs, const struct node *n,
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = node_nodeid(n);
-	e->attr_timeout = n->timeout;
-	e->entry_timeout = n->timeout;
+	e->attr_timeout = node_timeout(n);
+	e->entry_timeout = node_timeout(n);
 	fill_attr(fs, n, &e->attr);
 }
 
@@ -139,7 +139,7 @@ odbfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	(void)fi;
 	fill_attr(fs_of(req), n, &st);
-	fuse_reply_attr(req, &st, n->timeout);
+	fuse_reply_attr(req, &st, node_timeout(n));
 }
 
 static void
@@ -166,7 +166,7 @@ odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	fi->fh = (uint64_t)(uintptr_t)l;
 	/* Listings under an id never change: the kernel may keep them. */
-	fi->cache_readdir = n->timeout > 0 && n->kind != NODE_OBJECTS &&
+	fi->cache_readdir = node_timeout(n) > 0 && n->kind != NODE_OBJECTS &&
 	    n->kind != NODE_FANOUT;
 	fi->keep_cache = fi->cache_readdir;
 	fuse_reply_open(req, fi);
@@ -304,7 +304,7 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	if (n->kind != NODE_DATA && n->kind != NODE_STATS) {
-		ret = readers_get(fs_of(req)->odb, n->id, (uint64_t)off,
+		ret = readers_get(fs_of(req)->odb, node_id(n), (uint64_t)off,
 		    (uint64_t)off + size, &r);
 		if (ret < 0) {
 			fuse_reply_err(req, to_errno(ret));
@@ -365,7 +365,7 @@ xattr_value(const struct odbfs *fs, const struct node *n, const char *name,
 		snprintf(buf, OID_HEXSZ_MAX + 1, "%s",
 		    object_type_name(n->type));
 	} else if (!strcmp(name, "user.git.id")) {
-		oid_to_hex(buf, n->id, fs->rawsz);
+		oid_to_hex(buf, node_id(n), fs->rawsz);
 	} else if (!strcmp(name, "user.git.mode") && n->git_mode) {
 		snprintf(buf, OID_HEXSZ_MAX + 1, "%06o", n->git_mode);
 	} else {

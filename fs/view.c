@@ -15,6 +15,9 @@
  *                       ref that moves is a new symlink)
  *   'A' path            an abbreviated id, by path
  *   'M' id name         a file or link inside commits/<id>/
+ * node_id() takes the id of 'O', 'B' and 'S' nodes from right after the
+ * tag, so that the most numerous nodes hold it once; the others that stand
+ * for an object keep it in their node_ext.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -183,8 +186,7 @@ object_file(struct odbfs *fs, const unsigned char *id, struct node **out)
 	if (!(n = node_new(NODE_OBJECT, key, id_key(key, 'O', id,
 	    fs->rawsz))))
 		return -ENOMEM;
-	memcpy(n->id, id, fs->rawsz);
-	n->type = info.type;
+	n->type = (uint8_t)info.type;
 	n->size = info.size;
 	n->mode = S_IFREG | 0444;
 	return intern(n, out);
@@ -209,50 +211,56 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 {
 	char hex[OID_HEXSZ_MAX + 1];
 	struct objinfo info;
+	struct node_ext *x;
 	struct node *n;
 	int ret;
 
 	if (!(n = new_dir(NODE_TREE, path, time)))
 		return -ENOMEM;
-	memcpy(n->id, id, fs->rawsz);
+	if ((ret = node_ext_new(n)) < 0) {
+		node_free(n);
+		return ret;
+	}
+	x = n->ext;
+	memcpy(x->id, id, fs->rawsz);
 	n->type = OBJ_TREE;
 	n->git_mode = TREE_MODE_DIR;
 	oid_to_hex(hex, id, fs->rawsz);
-	ret = odb_read(fs->odb, id, &info, &n->buf);
+	ret = odb_read(fs->odb, id, &info, &x->buf);
 	if (ret == 0 && info.type != OBJ_TREE)
 		ret = log_corrupt("%s: %s is a %s, not a tree", path, hex,
 		    object_type_name(info.type));
 	if (ret == 0)
-		ret = tree_parse(&n->tree, n->buf, (size_t)info.size,
+		ret = tree_parse(&x->tree, x->buf, (size_t)info.size,
 		    fs->rawsz);
-	if (ret == 0 && !(n->by_name = malloc((n->tree.n + 1) *
+	if (ret == 0 && !(x->by_name = malloc((x->tree.n + 1) *
 	    sizeof(size_t))))
 		ret = -ENOMEM;
 	if (ret < 0) {
 		node_free(n);
 		return ret;
 	}
-	for (size_t i = 0; i < n->tree.n; i++)
-		n->by_name[i] = i;
-	qsort_r(n->by_name, n->tree.n, sizeof(size_t), cmp_by_name, &n->tree);
-	if (n->tree.dropped)
+	for (size_t i = 0; i < x->tree.n; i++)
+		x->by_name[i] = i;
+	qsort_r(x->by_name, x->tree.n, sizeof(size_t), cmp_by_name, &x->tree);
+	if (x->tree.dropped)
 		log_msg(LOGL_WARN, "tree %s: %zu entries with names no "
-		    "directory can hold are not shown", hex, n->tree.dropped);
-	if (n->tree.truncated)
+		    "directory can hold are not shown", hex, x->tree.dropped);
+	if (x->tree.truncated)
 		log_corrupt("tree %s: entry at offset %zu is cut short", hex,
-		    n->tree.bad_off);
+		    x->tree.bad_off);
 	return intern(n, out);
 }
 
 static const struct tree_entry *
 tree_find(const struct node *dir, const char *name)
 {
-	size_t lo = 0, hi = dir->tree.n, len = strlen(name);
+	const struct node_ext *x = dir->ext;
+	size_t lo = 0, hi = x->tree.n, len = strlen(name);
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct tree_entry *e = &dir->tree.entries[
-		    dir->by_name[mid]];
+		const struct tree_entry *e = &x->tree.entries[x->by_name[mid]];
 		size_t n = e->namelen < len ? e->namelen : len;
 		int c = memcmp(e->name, name, n);
 
@@ -310,11 +318,13 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 			return -ENOMEM;
 		n = new_dir(NODE_GITLINK, path, dir->time);
 		free(path);
-		if (!n)
+		if (!n || node_ext_new(n) < 0) {
+			node_free(n);
 			return -ENOMEM;
-		memcpy(n->id, e->id, fs->rawsz);
+		}
+		memcpy(n->ext->id, e->id, fs->rawsz);
 		n->type = OBJ_COMMIT;
-		n->git_mode = e->mode;
+		n->git_mode = (uint16_t)e->mode;
 		return intern(n, out);
 	case TREE_MODE_FILE:
 	case TREE_MODE_EXEC:
@@ -329,9 +339,8 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 		klen += sizeof(e->mode);
 		if (!(n = timed_node(NODE_BLOB, key, klen, dir->time)))
 			return -ENOMEM;
-		memcpy(n->id, e->id, fs->rawsz);
 		n->type = OBJ_BLOB;
-		n->git_mode = e->mode;
+		n->git_mode = (uint16_t)e->mode;
 		n->mode = S_IFREG | (e->mode == TREE_MODE_EXEC ? 0555 : 0444);
 		n->size = info.size;
 		n->time = dir->time;
@@ -361,18 +370,17 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 			node_free(n);
 			return -ENOMEM;
 		}
-		memcpy(n->id, e->id, fs->rawsz);
 		n->type = OBJ_BLOB;
-		n->git_mode = e->mode;
+		n->git_mode = (uint16_t)e->mode;
 		n->mode = S_IFLNK | 0777;
 		n->size = info.size;
 		n->time = dir->time;
 		return intern(n, out);
 	default:
-		oid_to_hex(hex, dir->id, fs->rawsz);
+		oid_to_hex(hex, node_id(dir), fs->rawsz);
 		return log_corrupt("tree %s: entry %s at offset %zu has a mode "
 		    "git never writes", hex, e->name, (size_t)((const
-		    unsigned char *)e->name - dir->buf));
+		    unsigned char *)e->name - dir->ext->buf));
 	}
 }
 
@@ -381,6 +389,7 @@ commit_dir(struct odbfs *fs, const unsigned char *id, struct node **out)
 {
 	char hex[OID_HEXSZ_MAX + 1], path[16 + OID_HEXSZ_MAX];
 	struct objinfo info;
+	struct node_ext *x;
 	struct node *n;
 	int ret;
 
@@ -388,19 +397,24 @@ commit_dir(struct odbfs *fs, const unsigned char *id, struct node **out)
 	snprintf(path, sizeof(path), "commits/%s", hex);
 	if (!(n = new_dir(NODE_COMMIT, path, 0)))
 		return -ENOMEM;
-	memcpy(n->id, id, fs->rawsz);
+	if ((ret = node_ext_new(n)) < 0) {
+		node_free(n);
+		return ret;
+	}
+	x = n->ext;
+	memcpy(x->id, id, fs->rawsz);
 	n->type = OBJ_COMMIT;
-	ret = odb_read(fs->odb, id, &info, &n->buf);
+	ret = odb_read(fs->odb, id, &info, &x->buf);
 	if (ret == 0 && info.type != OBJ_COMMIT)
 		ret = -ENOENT;
-	if (ret == 0 && commit_parse(&n->commit, n->buf, (size_t)info.size,
+	if (ret == 0 && commit_parse(&x->commit, x->buf, (size_t)info.size,
 	    fs->rawsz) < 0)
 		ret = log_corrupt("commit %s: no valid tree line", hex);
 	if (ret < 0) {
 		node_free(n);
 		return ret;
 	}
-	n->time = n->commit.time;
+	n->time = x->commit.time;
 	return intern(n, out);
 }
 
@@ -409,10 +423,10 @@ static int
 commit_member(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
-	const struct commit *c = &dir->commit;
+	const struct commit *c = &dir->ext->commit;
 	unsigned char key[KEY_MAX];
 	char hex[OID_HEXSZ_MAX + 2], *path, *data = NULL;
-	size_t klen = id_key(key, 'M', dir->id, fs->rawsz), len = 0;
+	size_t klen = id_key(key, 'M', node_id(dir), fs->rawsz), len = 0;
 	struct node *n;
 	int ret;
 
@@ -434,7 +448,7 @@ commit_member(struct odbfs *fs, struct node *dir, const char *name,
 			oid_to_hex(hex, c->parents, fs->rawsz);
 			snprintf(target, sizeof(target), "../%s", hex);
 		} else {
-			oid_to_hex(hex, dir->id, fs->rawsz);
+			oid_to_hex(hex, node_id(dir), fs->rawsz);
 			snprintf(target, sizeof(target), "../../objects/%s",
 			    hex);
 		}
@@ -518,10 +532,14 @@ ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
 
 	ref_target(fs, path, id, target, sizeof(target), peeled, &type);
 	n = new_link(key, ref_key(key, path, target), target, 0);
+	if (n && node_ext_new(n) < 0) {
+		node_free(n);
+		n = NULL;
+	}
 	if (n) {
-		n->timeout = NODE_TIMEOUT_MOVING;
-		memcpy(n->id, peeled, fs->rawsz);
-		n->type = type;
+		n->moving = true;
+		memcpy(n->ext->id, peeled, fs->rawsz);
+		n->type = (uint8_t)type;
 	}
 	return intern(n, out);
 }
@@ -558,7 +576,7 @@ head_link(struct odbfs *fs, struct node **out)
 		return ret;
 	n = new_link(key, ref_key(key, "HEAD", target), target, 0);
 	if (n)
-		n->timeout = NODE_TIMEOUT_MOVING;
+		n->moving = true;
 	return intern(n, out);
 }
 
@@ -599,7 +617,7 @@ refs_child(struct odbfs *fs, struct node *dir, const char *name,
 	n = new_dir(NODE_REFDIR, path, 0);
 	free(path);
 	if (n)
-		n->timeout = NODE_TIMEOUT_MOVING;
+		n->moving = true;
 	return intern(n, out);
 }
 
@@ -683,7 +701,7 @@ stats_file(struct odbfs *fs, struct node **out)
 	}
 	n->ino = ino;
 	n->mode = S_IFREG | 0444;
-	n->timeout = NODE_TIMEOUT_MOVING;
+	n->moving = true;
 	return intern(n, out);
 }
 
@@ -727,7 +745,7 @@ view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 			struct node *n = new_dir(NODE_REFDIR, "refs", 0);
 
 			if (n)
-				n->timeout = NODE_TIMEOUT_MOVING;
+				n->moving = true;
 			return intern(n, out);
 		}
 		return -ENOENT;
@@ -745,7 +763,7 @@ view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 				return -ENOENT;
 			snprintf(path, sizeof(path), "objects/%s", name);
 			if ((n = new_dir(NODE_FANOUT, path, 0)))
-				n->fanout = b;
+				n->fanout = (uint8_t)b;
 			return intern(n, out);
 		}
 		if (is_abbrev(fs, name))
@@ -965,9 +983,10 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 		break;
 	case NODE_COMMIT:
 		for (size_t i = 0; i < 7 && ret == 0; i++) {
-			size_t klen = id_key(key, 'M', dir->id, fs->rawsz);
+			size_t klen = id_key(key, 'M', node_id(dir),
+			    fs->rawsz);
 
-			if (i == 1 && !dir->commit.nparents)
+			if (i == 1 && !dir->ext->commit.nparents)
 				continue;
 			memcpy(key + klen, commit_names[i],
 			    strlen(commit_names[i]));
@@ -978,8 +997,8 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 		}
 		break;
 	case NODE_TREE:
-		for (size_t i = 0; i < dir->tree.n && ret == 0; i++) {
-			const struct tree_entry *e = &dir->tree.entries[i];
+		for (size_t i = 0; i < dir->ext->tree.n && ret == 0; i++) {
+			const struct tree_entry *e = &dir->ext->tree.entries[i];
 			unsigned m = e->mode;
 			size_t klen;
 
@@ -1000,7 +1019,7 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 				    m == TREE_MODE_LINK ? S_IFLNK : S_IFREG,
 				    node_ino(key, klen));
 		}
-		l->corrupt = dir->tree.truncated;
+		l->corrupt = dir->ext->tree.truncated;
 		break;
 	default:
 		break;
