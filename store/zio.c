@@ -57,15 +57,15 @@ decompressor(void)
 }
 
 /*
- * zio_inflate() for a size we can allocate at once; 1 when no
- * decompressor could be had, for zlib to do it.
+ * zio_inflate() for a size we can allocate at once. 1 when libdeflate
+ * could not do it (no decompressor, or a stream it refuses): zlib then
+ * does it again and says exactly what is wrong, as for a larger object.
  */
 static int
 inflate_one_shot(const unsigned char *src, size_t srclen, size_t size,
     unsigned char **out, size_t *used, const char **why)
 {
 	struct libdeflate_decompressor *d = decompressor();
-	enum libdeflate_result r;
 	unsigned char *buf;
 	size_t in, got;
 
@@ -75,21 +75,15 @@ inflate_one_shot(const unsigned char *src, size_t srclen, size_t size,
 		*why = "out of memory";
 		return -ENOMEM;
 	}
-	r = libdeflate_zlib_decompress_ex(d, src, srclen, buf, size, &in, &got);
-	if (r == LIBDEFLATE_SUCCESS && got == size) {
-		if (used)
-			*used = in;
-		*out = buf;
-		return 0;
+	if (libdeflate_zlib_decompress_ex(d, src, srclen, buf, size, &in,
+	    &got) != LIBDEFLATE_SUCCESS || got != size) {
+		free(buf);
+		return 1;
 	}
-	free(buf);
-	if (r == LIBDEFLATE_SUCCESS)
-		*why = "zlib stream is shorter than its header says";
-	else if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
-		*why = "zlib stream is longer than its header says";
-	else
-		*why = "zlib stream is corrupt or truncated";
-	return -EFSCORRUPTED;
+	if (used)
+		*used = in;
+	*out = buf;
+	return 0;
 }
 
 static int
