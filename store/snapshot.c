@@ -11,6 +11,7 @@
  *     looseset_find()            -> fan-out, binary search
  */
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,14 +26,19 @@
 #define FILTER_MIN_BITS 16
 #define FILTER_MAX_BITS 28
 
+/*
+ * An id's first eight bytes, big-endian: one load and a byte swap. Every
+ * lookup starts here, and a byte loop (which gcc -O2 keeps as a loop) made
+ * a packed hit a third slower in bench/lookup: fewer instructions per
+ * lookup let more lookups' memory accesses overlap.
+ */
 static inline uint64_t
 prefix64(const unsigned char *raw)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | raw[i];
-	return v;
+	memcpy(&v, raw, sizeof(v));
+	return be64toh(v);
 }
 
 static inline void
