@@ -80,35 +80,56 @@ slots_alloc(size_t size)
 }
 
 /*
- * Put each pack's ids in, in order. A pack's ids are sorted, so its
- * inserts sweep the table from start to end; with one pack the writes are
- * sequential. Fails when an id would sit PACKTABLE_MAX_PROBE slots or more
- * from its home.
+ * Put the ids at [lo, hi) of pack p in. Fails when one would sit
+ * PACKTABLE_MAX_PROBE slots or more from its home.
+ */
+static int
+fill_range(struct packtable *t, size_t p, uint32_t lo, uint32_t hi,
+    unsigned *longest)
+{
+	const struct idx *idx = &t->packs[p].pack->idx;
+
+	for (uint32_t pos = lo; pos < hi; pos++) {
+		uint64_t key = key_of(idx_oid(idx, pos));
+		size_t i = (size_t)(key >> t->shift);
+		unsigned d = 0;
+
+		while (t->slots[i]) {
+			if (++d == PACKTABLE_MAX_PROBE)
+				return -ELOOP;
+			i = (i + 1) & t->mask;
+		}
+		t->slots[i] = (uint64_t)p << SLOT_PACK_SHIFT |
+		    (key & 0xffff) << SLOT_TAG_SHIFT | pos;
+		if (d > *longest)
+			*longest = d;
+	}
+	return 0;
+}
+
+/*
+ * Put every pack's ids in, one first byte at a time: the ids of all packs
+ * that begin with byte b have their homes in one 256th of the table, which
+ * stays in cache while they go in, and each pack's are contiguous in its
+ * index (the fan-out says where). Pack after pack instead would sweep the
+ * whole table once per pack. Within a byte the packs go in in order, so of
+ * two copies of an id the first pack's is inserted first and sits earlier
+ * on their common probe sequence. A hostile fan-out can only cost locality:
+ * its ranges still cover each position once, and each id goes to its home.
  */
 static int
 fill(struct packtable *t)
 {
 	unsigned longest = 0;
+	uint32_t lo, hi;
+	int ret;
 
-	for (size_t p = 1; p <= t->npacks; p++) {
-		const struct idx *idx = &t->packs[p].pack->idx;
-
-		for (uint32_t pos = 0; pos < idx->nr; pos++) {
-			uint64_t key = key_of(idx_oid(idx, pos));
-			size_t i = (size_t)(key >> t->shift);
-			unsigned d = 0;
-
-			while (t->slots[i]) {
-				if (++d == PACKTABLE_MAX_PROBE)
-					return -ELOOP;
-				i = (i + 1) & t->mask;
-			}
-			t->slots[i] = (uint64_t)p << SLOT_PACK_SHIFT |
-			    (key & 0xffff) << SLOT_TAG_SHIFT | pos;
-			if (d > longest)
-				longest = d;
+	for (unsigned b = 0; b < 256; b++)
+		for (size_t p = 1; p <= t->npacks; p++) {
+			idx_range(&t->packs[p].pack->idx, b, &lo, &hi);
+			if ((ret = fill_range(t, p, lo, hi, &longest)) < 0)
+				return ret;
 		}
-	}
 	t->maxprobe = longest + 1;
 	return 0;
 }

@@ -8,7 +8,8 @@
  * position; an id that shares its home and tag with a present one and
  * differs later must be a miss; and the table must refuse to be built
  * (so that the caller searches pack by pack) for more packs than a slot
- * can name and for ids crowded into one run of slots.
+ * can name and for ids crowded into one run of slots; and a fan-out that
+ * lies must not make it lose or misplace an id.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -309,7 +310,7 @@ test_refused(void)
 	size_t crowd = PACKTABLE_MAX_PROBE + 1, many = PACKTABLE_MAX_PACKS + 1;
 	unsigned char *ids = malloc(crowd * 20), id[20];
 	struct pack **packs = malloc(many * sizeof(*packs));
-	struct pack *empty, *one, *crowded, *got;
+	struct pack *empty, *one, *crowded, *fits, *got;
 	struct packtable *t;
 	uint64_t seed = 42;
 	uint32_t pos;
@@ -327,20 +328,20 @@ test_refused(void)
 	check(t == NULL && atomic_load(&crowded->refs) == 1,
 	    "and no table, no reference kept");
 	/* One fewer fits: the longest probe is then just allowed. */
-	crowded->idx.nr = (uint32_t)crowd - 1;
-	if (check_int(packtable_build(&crowded, 1, 20, &t), 0,
+	fits = mkpack(ids, crowd - 1, 20);
+	if (check_int(packtable_build(&fits, 1, 20, &t), 0,
 	    "%zu ids of one home accepted", crowd - 1)) {
 		size_t bad = 0, found = 0;
 
-		for (uint32_t k = 0; k < crowded->idx.nr; k++)
-			agree(t, &crowded, 1, idx_oid(&crowded->idx, k), &bad,
+		for (uint32_t k = 0; k < fits->idx.nr; k++)
+			agree(t, &fits, 1, idx_oid(&fits->idx, k), &bad,
 			    &found);
 		check(bad == 0 && found == crowd - 1,
 		    "and each found, the last %zu slots from home",
 		    crowd - 2);
 		packtable_unref(t);
 	}
-	crowded->idx.nr = (uint32_t)crowd;
+	freepack(fits);
 
 	empty = mkpack(ids, 0, 20);
 	one = mkpack(ids, 1, 20);
@@ -375,6 +376,60 @@ test_refused(void)
 	free(ids);
 }
 
+/*
+ * An index whose fan-out lies (idx_parse() checks only that it never
+ * decreases): every id in the range of one first byte. The table is built
+ * from the fan-out's ranges, so each id must still go to its own home and
+ * be found at its own position, and nothing else found.
+ */
+static void
+test_lying_fanout(void)
+{
+	static const unsigned bytes[] = { 0x00, 0x7f, 0xff };
+	unsigned char *ids = malloc(1000 * 20), id[20];
+	uint64_t seed = 7;
+
+	if (!ids)
+		abort();
+	for (size_t k = 0; k < 1000; k++)
+		random_id(ids + k * 20, 20, &seed);
+	for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++) {
+		struct pack *pk = mkpack(ids, 1000, 20), *got;
+		unsigned char *fanout = (unsigned char *)pk->idx.fanout;
+		struct packtable *t;
+		size_t bad = 0;
+		uint32_t pos;
+
+		for (unsigned b = 0; b < 256; b++) {
+			uint32_t n = b < bytes[i] ? 0 : 1000;
+
+			fanout[4 * b] = (unsigned char)(n >> 24);
+			fanout[4 * b + 1] = (unsigned char)(n >> 16);
+			fanout[4 * b + 2] = (unsigned char)(n >> 8);
+			fanout[4 * b + 3] = (unsigned char)n;
+		}
+		if (!check_int(packtable_build(&pk, 1, 20, &t), 0,
+		    "fan-out putting every id under %02x: table built",
+		    bytes[i])) {
+			freepack(pk);
+			continue;
+		}
+		for (uint32_t k = 0; k < 1000; k++)
+			if (!packtable_find(t, idx_oid(&pk->idx, k), &got,
+			    &pos) || got != pk || pos != k)
+				bad++;
+		for (size_t k = 0; k < 1000; k++) {
+			random_id(id, 20, &seed);
+			bad += packtable_find(t, id, &got, &pos);
+		}
+		check(bad == 0, "fan-out putting every id under %02x: each "
+		    "id found at its position, random ids absent", bytes[i]);
+		packtable_unref(t);
+		freepack(pk);
+	}
+	free(ids);
+}
+
 void
 test_packtable(void)
 {
@@ -382,4 +437,5 @@ test_packtable(void)
 	test_agree(OID_RAWSZ_SHA256);
 	test_collisions();
 	test_refused();
+	test_lying_fanout();
 }
