@@ -22,7 +22,7 @@
 #define SLOT_TAG_MASK ((uint64_t)0xffff << SLOT_TAG_SHIFT)
 #define HUGE_PAGE ((size_t)2 << 20)
 
-/* What a probe needs of a pack, in one cache line for four packs. */
+/* What a probe needs of a pack, without a detour through struct pack. */
 struct ptpack {
 	const unsigned char *ids;	/* the index's first id */
 	size_t stride;
@@ -55,6 +55,8 @@ key_of(const unsigned char *raw)
  * Zeroed memory for the slots, aligned to a huge page when it spans one
  * and marked for transparent huge pages: a probe lands anywhere in the
  * table, and with 4 KiB pages nearly every one would miss the TLB too.
+ * Building gains more: 16 MiB is 8 page faults instead of 4096, which
+ * took 65 ms and more on the 2-core test machine against about 10.
  */
 static uint64_t *
 slots_alloc(size_t size)

@@ -3,8 +3,8 @@
  * that finding an id costs one table probe and one id comparison however
  * many packs there are (rather than one index search per pack).
  *
- * Open addressing, linear probing, 2^k slots for at most 2^(k-1) ids.
- * A slot is one 64-bit word:
+ * Open addressing, linear probing, 2^k slots for at most 2^(k-1) ids
+ * (16 to 32 bytes an id: 16 MiB for 1 000 000). A slot is 64 bits:
  *
  *   63       48 47      32 31                 0
  *   +----------+----------+--------------------+
