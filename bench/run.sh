@@ -131,12 +131,20 @@ m=$out/mnt
 floor=$out/floor
 mkdir -p "$floor"
 fusermount3 -u "$floor" 2>/dev/null || :
-"$top/bench/floorfs" "$floor"
+# The floor mounts with odbfs's options, so that only the work differs.
+"$top/bench/floorfs" -o ro,default_permissions "$floor"
 mnts+=("$floor")
 head -20000 "$out/missing" >"$out/missing20k"
 mount_at "$big" "$m" -o negative_timeout=0
-fl=$(for ((i = 0; i < rounds; i++)); do "$top/bench/fsbench" stat "$floor" 1 <"$out/missing20k" | cut -d' ' -f1; done | median)
-od=$(for ((i = 0; i < rounds; i++)); do "$top/bench/fsbench" stat "$m/objects" 1 <"$out/missing20k" | cut -d' ' -f1; done | median)
+# Rounds alternate between the two, so that drift on a shared machine
+# weighs on both alike.
+fls=() ods=()
+for ((i = 0; i < rounds; i++)); do
+	fls+=("$("$top/bench/fsbench" stat "$floor" 1 <"$out/missing20k" | cut -d' ' -f1)")
+	ods+=("$("$top/bench/fsbench" stat "$m/objects" 1 <"$out/missing20k" | cut -d' ' -f1)")
+done
+fl=$(printf '%s\n' "${fls[@]}" | median)
+od=$(printf '%s\n' "${ods[@]}" | median)
 row "stat of a missing id, ns (reference: protocol floor, floorfs) | $fl | $od | $(ratio "$od" "$fl")"
 fusermount3 -u "$m"
 mount_at "$big" "$m"
@@ -175,18 +183,27 @@ for how in walk id; do
 	row "$what, second pass (kernel cache), s | $g | $s | $(ratio "$s" "$g")"
 done
 
-mount_at "$content" "$m"
-head=$(git -C "$content" rev-parse HEAD)
-g=$(med "$rounds" sh -c "git -C '$content' archive --format=tar $head | cat")
-t=$(med "$rounds" sh -c "tar -cf - -C '$m/commits/$head/tree' . | cat")
-row "tar of a commit's tree ($(git -C "$content" ls-tree -r "$head" | wc -l) files), s (git archive) | $g | $t | $(ratio "$t" "$g")"
 for threads in 1 2 4 8; do
-	fusermount3 -u "$m"
 	mount_at "$content" "$m"
 	p=$("$top/bench/fsbench" walk "$threads" "$m/objects" | cut -d' ' -f1)
+	fusermount3 -u "$m"
 	row "read every object walking objects/ with $threads readers, first pass, s | $g | $p | $(ratio "$p" "$g")"
 done
-fusermount3 -u "$m"
+
+# tar of a tree: first on a fresh mount (every round), then again.
+head=$(git -C "$content" rev-parse HEAD)
+ga=$(med "$rounds" sh -c "git -C '$content' archive --format=tar $head | cat")
+cold=() warm=()
+for ((i = 0; i < rounds; i++)); do
+	mount_at "$content" "$m"
+	cold+=("$(secs sh -c "tar -cf - -C '$m/commits/$head/tree' . | cat")")
+	warm+=("$(secs sh -c "tar -cf - -C '$m/commits/$head/tree' . | cat")")
+	fusermount3 -u "$m"
+done
+t=$(printf '%s\n' "${cold[@]}" | median)
+row "tar of a commit's tree ($(git -C "$content" ls-tree -r "$head" | wc -l) files), fresh mount, s (git archive) | $ga | $t | $(ratio "$t" "$ga")"
+t=$(printf '%s\n' "${warm[@]}" | median)
+row "tar of the same tree again (kernel cache), s | $ga | $t | $(ratio "$t" "$ga")"
 
 blob=$out/blob-$blob_mb
 if [ ! -f "$blob/.done" ]; then
