@@ -161,23 +161,6 @@ enoent() {
 		{ echo "not ENOENT: $out" >&2; return 1; }
 }
 
-# within_a_second CMD...: CMD succeeds within one second.
-within_a_second() {
-	local start=${EPOCHREALTIME/./}
-	until "$@" 2>/dev/null; do
-		if [ $((${EPOCHREALTIME/./} - start)) -gt 1000000 ]; then
-			echo "not within a second: $*" >&2
-			return 1
-		fi
-		sleep 0.02
-	done
-}
-
-# link_is PATH TARGET: PATH is a symlink to exactly TARGET.
-link_is() {
-	[ -L "$1" ] && [ "$(readlink -- "$1")" = "$2" ]
-}
-
 # check_tree_entries REPO MNT COMMIT: every entry git ls-tree -r -t gives
 # for COMMIT has, under MNT/commits/COMMIT/tree, the file type, permission
 # bits, size, content or link target git gives it, and the mount holds no

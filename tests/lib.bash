@@ -130,3 +130,20 @@ make_history() {
 		git -C "$repo" config gc.auto 0 &&
 		add_commits "$repo" 1 20
 }
+
+# within_a_second CMD...: CMD succeeds within one second.
+within_a_second() {
+	local start=${EPOCHREALTIME/./}
+	until "$@" 2>/dev/null; do
+		if [ $((${EPOCHREALTIME/./} - start)) -gt 1000000 ]; then
+			echo "not within a second: $*" >&2
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
+# link_is PATH TARGET: PATH is a symlink to exactly TARGET.
+link_is() {
+	[ -L "$1" ] && [ "$(readlink -- "$1")" = "$2" ]
+}

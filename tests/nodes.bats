@@ -44,23 +44,6 @@ teardown() {
 	unmount_odbfs "$MNT"
 }
 
-# within_a_second CMD...: CMD succeeds within one second.
-within_a_second() {
-	local start=${EPOCHREALTIME/./}
-	until "$@" 2>/dev/null; do
-		if [ $((${EPOCHREALTIME/./} - start)) -gt 1000000 ]; then
-			echo "not within a second: $*" >&2
-			return 1
-		fi
-		sleep 0.02
-	done
-}
-
-# link_is PATH TARGET: PATH is a symlink to exactly TARGET.
-link_is() {
-	[ -L "$1" ] && [ "$(readlink -- "$1")" = "$2" ]
-}
-
 # enoent PATH: PATH does not exist.
 enoent() {
 	! LC_ALL=C stat -- "$1" >/dev/null 2>&1 &&
