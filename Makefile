@@ -94,7 +94,9 @@ bench/floorfs: bench/floorfs.c
 bench/fsbench: bench/fsbench.c
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -lpthread $(LDFLAGS)
 
-bench: all bench/lookup bench/floorfs bench/fsbench
+bench:
+	@.ci/deps libgit2-dev
+	@$(MAKE) --no-print-directory all bench/lookup bench/floorfs bench/fsbench
 	@bench/run.sh $(BENCH_ARGS)
 
 .PHONY: bench
