@@ -11,6 +11,14 @@ trap 'fusermount3 -u "$work/mnt" 2>/dev/null || :; rm -rf "$work"' EXIT
 export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com
 export GIT_COMMITTER_NAME=c GIT_COMMITTER_EMAIL=c@example.com
 "$top/bench/gencontent.sh" "$work/repo" 300 400
+# Objects larger than one read reply, so that readers are kept and shared
+# between reads (fs/readers.c), and one larger than odbfs holds in memory,
+# so that it is streamed.
+for kb in 200 1000 3000 10000; do
+	head -c $((kb * 1024)) /dev/urandom >"$work/repo/big-$kb"
+done
+git -C "$work/repo" add -- 'big-*'
+git -C "$work/repo" commit -qm "big blobs"
 git -C "$work/repo" cat-file --batch-all-objects --batch-check='%(objectname) %(objecttype)' >"$work/ids"
 mkdir "$work/want" "$work/mnt"
 while read -r id type; do
@@ -20,11 +28,12 @@ done <"$work/ids"
 pid=$!
 for _ in $(seq 1 100); do mountpoint -q "$work/mnt" && break; sleep 0.1; done
 end=$((SECONDS + seconds))
+big=$(git -C "$work/repo" rev-parse HEAD:big-200 HEAD:big-1000 HEAD:big-3000 HEAD:big-10000)
 for r in $(seq 1 8); do
 	(
 		bad=0 n=0
 		while [ $SECONDS -lt $end ]; do
-			for id in $(shuf -n 50 "$work/ids" | cut -d' ' -f1); do
+			for id in $(shuf -n 50 "$work/ids" | cut -d' ' -f1) $big; do
 				n=$((n + 1))
 				cmp -s "$work/mnt/objects/$id" "$work/want/$id" || bad=$((bad + 1))
 				ls "$work/mnt/trees/$id" >/dev/null 2>&1 || :
