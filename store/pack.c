@@ -110,18 +110,6 @@ pack_unref(struct pack *p)
 	free(p);
 }
 
-bool
-pack_find(const struct pack *p, const unsigned char *raw, uint64_t *off)
-{
-	uint32_t pos;
-
-	if (!idx_find(&p->idx, raw, &pos))
-		return false;
-	if (idx_offset(&p->idx, pos, off, p->path) < 0)
-		*off = PACK_OFF_BAD;
-	return true;
-}
-
 int
 pack_entry_parse(const unsigned char *map, size_t end, size_t rawsz,
     uint64_t off, struct pack_entry *e, const char *name)

@@ -73,12 +73,6 @@ void pack_unref(struct pack *p);
  */
 #define PACK_OFF_BAD UINT64_MAX
 
-/*
- * True, with *off set, when the pack holds raw. An offset the index
- * cannot give comes back as PACK_OFF_BAD.
- */
-bool pack_find(const struct pack *p, const unsigned char *raw, uint64_t *off);
-
 /* Parse the entry header at off. */
 int pack_entry(const struct pack *p, uint64_t off, struct pack_entry *e);
 
