@@ -207,7 +207,12 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		}
 		e.attr.st_mode = type;
 		e.attr.st_ino = cino;
-		if (plus && i >= 2 && view_lookup(fs, dir, nm, &child) == 0)
+		/*
+		 * Node id 0 tells the kernel to leave the entry as it knows it:
+		 * a walk that lists objects/xx/ again costs no object lookup.
+		 */
+		if (plus && i >= 2 && !dirlist_known(l, i - 2) &&
+		    view_lookup(fs, dir, nm, &child) == 0)
 			entry_of(fs, child, &e);
 		if (plus)
 			len = fuse_add_direntry_plus(req, buf + used,

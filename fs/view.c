@@ -1063,6 +1063,15 @@ dirlist_entry(const struct dirlist *l, size_t i, char *buf, mode_t *type,
 	return l->v[i].name;
 }
 
+bool
+dirlist_known(const struct dirlist *l, size_t i)
+{
+	unsigned char key[KEY_MAX];
+
+	return l->ids && node_find(key, id_key(key, 'O', l->ids + i * l->rawsz,
+	    l->rawsz)) != 0;
+}
+
 void
 dirlist_free(struct dirlist *l)
 {

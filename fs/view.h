@@ -16,6 +16,8 @@
 #ifndef ODBFS_VIEW_H
 #define ODBFS_VIEW_H
 
+#include <stdbool.h>
+
 #include "node.h"
 #include "odbfs.h"
 
@@ -42,6 +44,12 @@ bool dirlist_corrupt(const struct dirlist *l);
 /* Entry i: its name (valid until dirlist_free), type bits and st_ino. */
 const char *dirlist_entry(const struct dirlist *l, size_t i, char *buf,
     mode_t *type, uint64_t *ino);
+
+/*
+ * Is entry i an object file (of objects/xx/) whose node the kernel holds?
+ * Its attributes never change, so a readdirplus need not send them again.
+ */
+bool dirlist_known(const struct dirlist *l, size_t i);
 
 void dirlist_free(struct dirlist *l);
 

@@ -375,3 +375,18 @@ stat_of() {
 	[ "$(stat_of "$MNT" reads)" -gt 8 ]
 	[ "$(stat_of "$MNT" rebuilds)" -eq 1 ]
 }
+
+@test "listing objects/xx/ again looks up none of its objects" {
+	id=$(git -C "$REPO" rev-parse HEAD:README)
+	mount_odbfs "$REPO" "$MNT"
+	n=$(ls "$MNT/objects/${id:0:2}" | wc -l)
+	ls -l "$MNT/objects/${id:0:2}" >/dev/null
+	hits=$(stat_of "$MNT" hits)
+	ls -l "$MNT/objects/${id:0:2}" >/dev/null
+	ls -l "$MNT/objects/${id:0:2}" >/dev/null
+	# The sizes are still right, from the kernel's cache.
+	[ "$(stat -c %s "$MNT/objects/${id:0:2}/$id")" -eq \
+		"$(git -C "$REPO" cat-file -s "$id")" ]
+	echo "# $n entries; hits $hits, then $(stat_of "$MNT" hits)" >&3
+	[ "$(stat_of "$MNT" hits)" -eq "$hits" ]
+}
