@@ -20,6 +20,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 mkdir -p "$out"
+: >"$out/.run-start"
 mnts=()
 cleanup() {
 	for m in "${mnts[@]}"; do fusermount3 -u "$m" 2>/dev/null || :; done
@@ -237,6 +238,11 @@ row "daemon RSS after mounting $objects objects, MiB: total (anonymous) | $(rss_
 row "daemon RSS after reading all $objects objects, MiB: total (anonymous) | $(rss_mb "$pid") ($(rss_mb "$pid" RssAnon))"
 fusermount3 -u "$m"
 say ""
-say "The run took $(( (SECONDS + 30) / 60 )) minutes, generating repositories included."
+# Did this run generate anything? (repo() runs in a subshell: ask the files.)
+if find "$out" -maxdepth 2 -name '.done*' -newer "$out/.run-start" | grep -q .; then
+	say "The run took $(( (SECONDS + 30) / 60 )) minutes, generating repositories included."
+else
+	say "The run took $(( (SECONDS + 30) / 60 )) minutes, with the repositories of an earlier run."
+fi
 echo
 echo "table written to $table"
