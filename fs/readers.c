@@ -30,15 +30,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot slots[SLOTS];	/* protected by lock */
 static uint64_t held, clock_;		/* protected by lock */
 
-static uint64_t
-snapshots_of(struct odb *odb)
-{
-	struct odb_stats st;
-
-	odb_stats(odb, &st);
-	return st.snapshots;
-}
-
 static struct slot *
 find_locked(const unsigned char *raw, size_t rawsz)
 {
@@ -116,7 +107,7 @@ keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
 	s->used = true;
 	s->r = r ? reader_ref(r) : NULL;
 	s->err = err;
-	s->snapshots = r ? 0 : snapshots_of(odb);
+	s->snapshots = r ? 0 : odb_generation(odb);
 	s->bytes = bytes;
 	s->last = ++clock_;
 	held += bytes;
@@ -141,7 +132,7 @@ readers_get(struct odb *odb, const unsigned char *raw, uint64_t off,
 		if (s->r) {
 			s->last = ++clock_;
 			*out = reader_ref(s->r);
-		} else if (s->snapshots == snapshots_of(odb)) {
+		} else if (s->snapshots == odb_generation(odb)) {
 			ret = s->err;
 		} else {
 			/* The store changed since: worth another try. */

@@ -261,6 +261,12 @@ odb_has_prefix(struct odb *odb, unsigned b)
 	return yes;
 }
 
+uint64_t
+odb_generation(struct odb *odb)
+{
+	return atomic_load_explicit(&odb->snapshots, memory_order_relaxed);
+}
+
 void
 odb_stats(struct odb *odb, struct odb_stats *st)
 {
@@ -269,8 +275,7 @@ odb_stats(struct odb *odb, struct odb_stats *st)
 	st->packs = s->npacks;
 	st->loose = s->loose.nr;
 	snap_exit();
-	st->snapshots = atomic_load_explicit(&odb->snapshots,
-	    memory_order_relaxed);
+	st->snapshots = odb_generation(odb);
 	cache_counts(odb->cache, &st->cache_hits, &st->cache_misses);
 }
 

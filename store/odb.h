@@ -101,6 +101,12 @@ struct odb_stats {
 
 void odb_stats(struct odb *odb, struct odb_stats *st);
 
+/*
+ * How many snapshots have been published since open: a number that
+ * changes whenever what the store holds may have. One atomic load.
+ */
+uint64_t odb_generation(struct odb *odb);
+
 struct snapshot_change;
 
 /* Build a fresh snapshot from disk and publish it. */
