@@ -39,6 +39,8 @@ static struct node **buckets = first_buckets;	/* protected by lock */
 /* A power of two. */
 static size_t nbuckets = BUCKETS_MIN;	/* protected by lock */
 static size_t nnodes;			/* protected by lock */
+static const struct node *held;		/* protected by lock */
+static pthread_cond_t unheld = PTHREAD_COND_INITIALIZER;
 
 void
 node_init(void)
@@ -208,6 +210,34 @@ node_find(const void *key, size_t keylen)
 	return n ? node_nodeid(n) : 0;
 }
 
+bool
+node_hold(fuse_ino_t nodeid, uint64_t ino, const unsigned char *id,
+    size_t rawsz)
+{
+	const struct node *want = node_get(nodeid);
+	bool found = false;
+
+	pthread_mutex_lock(&lock);
+	/* Compare addresses first: only a node found in the table is read. */
+	for (struct node *n = *bucket(ino); n && !found; n = n->next)
+		if (n == want && n->ino == ino &&
+		    !memcmp(node_id(n), id, rawsz)) {
+			held = n;
+			found = true;
+		}
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
+void
+node_unhold(void)
+{
+	pthread_mutex_lock(&lock);
+	held = NULL;
+	pthread_cond_broadcast(&unheld);
+	pthread_mutex_unlock(&lock);
+}
+
 void
 node_forget(fuse_ino_t nodeid, uint64_t nlookup)
 {
@@ -229,6 +259,8 @@ node_forget(fuse_ino_t nodeid, uint64_t nlookup)
 		}
 	if (nbuckets > BUCKETS_MIN && nnodes < nbuckets / 4)
 		resize_locked(nbuckets / 2);
+	while (held == n)
+		pthread_cond_wait(&unheld, &lock);
 	pthread_mutex_unlock(&lock);
 	node_free(n);
 }

@@ -141,6 +141,17 @@ fuse_ino_t node_find(const void *key, size_t keylen);
 /* The kernel forgot nlookup references to nodeid. */
 void node_forget(fuse_ino_t nodeid, uint64_t nlookup);
 
+/*
+ * Keep node nodeid from being freed, so that its id goes to no other node,
+ * until node_unhold(): if it is still in the table, has st_ino ino and
+ * stands for object id. One node at a time, for ahead.c's thread, which
+ * tells the kernel about the node meanwhile. A forget that would free it
+ * waits.
+ */
+bool node_hold(fuse_ino_t nodeid, uint64_t ino, const unsigned char *id,
+    size_t rawsz);
+void node_unhold(void);
+
 /* Free a node that was never interned. */
 void node_free(struct node *n);
 
