@@ -16,6 +16,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "ahead.h"
 #include "log.h"
 #include "miss.h"
 #include "node.h"
@@ -35,6 +36,7 @@ struct config {
 	char *refresh;		/* watch, never, poll=SECONDS */
 	char *loglevel;		/* error, warn, info, debug */
 	int verify;		/* hash every object read */
+	int noahead;		/* push nothing ahead of walks */
 };
 
 #define OPT(t, p) { t, offsetof(struct config, p), 1 }
@@ -43,6 +45,7 @@ static const struct fuse_opt config_opts[] = {
 	OPT("refresh=%s", refresh),
 	OPT("loglevel=%s", loglevel),
 	OPT("verify", verify),
+	OPT("noahead", noahead),
 	FUSE_OPT_END
 };
 
@@ -171,7 +174,10 @@ usage(const char *prog)
 	    " or never\n"
 	    "    -o loglevel=LEVEL      error, warn, info (default) or debug\n"
 	    "    -o verify              hash every object read; EIO if it does "
-	    "not match its id\n\n",
+	    "not match its id\n"
+	    "    -o noahead             do not rebuild the files a walk will "
+	    "read\n"
+	    "                           before it reads them\n\n",
 	    prog);
 }
 
@@ -301,6 +307,11 @@ main(int argc, char **argv)
 		    conf.repo, strerror(-err));
 		goto out_unmount;
 	}
+	if (!conf.noahead && (err = ahead_start(&fs)) < 0)
+		log_msg(LOGL_WARN, "cannot start the thread that reads "
+		    "ahead: %s", strerror(-err));
+	else
+		fs.ahead = !conf.noahead;
 	if (opts.singlethread) {
 		ret = fuse_session_loop(se);
 	} else {
@@ -313,6 +324,7 @@ main(int argc, char **argv)
 	/* A positive value is the signal that ended the loop: a clean end. */
 	ret = ret < 0 ? 1 : 0;
 	watch_stop(watch);
+	ahead_stop();
 	readers_clear();
 out_unmount:
 	fuse_session_unmount(se);

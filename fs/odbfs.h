@@ -23,6 +23,7 @@ struct odbfs {
 	double negative_timeout;	/* -o negative_timeout= */
 	struct fuse_session *se;	/* for cache invalidation */
 	bool no_open;			/* the kernel takes ENOSYS from open */
+	bool ahead;			/* push the files walks will read */
 	bool prefixes[256];		/* watcher thread only: fan-outs shown */
 };
 

@@ -14,8 +14,8 @@
  *     reply_negative()   a negative entry the kernel may cache
  *
  * No handler makes a system call for a miss. An object file is rebuilt
- * once per open, on its first read (odb_reader_open), and serves every
- * read() of that open file.
+ * by its first read (readers.c keeps it for the reads after), or before
+ * it is read when a walk is under way (ahead.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "ahead.h"
 #include "log.h"
 #include "odbfs.h"
 #include "readers.h"
@@ -64,6 +65,13 @@ fill_attr(const struct odbfs *fs, const struct node *n, struct stat *st)
 	st->st_blocks = (blkcnt_t)((n->size + 511) / 512);
 	st->st_atim.tv_sec = st->st_mtim.tv_sec = st->st_ctim.tv_sec =
 	    (time_t)n->time;
+}
+
+/* Are n's bytes its object's, rebuilt by the store (not held by n)? */
+static bool
+reads_object(const struct node *n)
+{
+	return n->kind == NODE_OBJECT || n->kind == NODE_BLOB;
 }
 
 static void
@@ -152,18 +160,34 @@ odbfs_readlink(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_readlink(req, n->data);
 }
 
+/* An open directory: its listing, and the files it showed the kernel. */
+struct dirstream {
+	struct dirlist *l;
+	struct ahead_list *shown;	/* NULL without memory or a thread */
+};
+
 static void
 odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct odbfs *fs = fs_of(req);
 	struct node *n = node_get(ino);
+	struct dirstream *d;
 	struct dirlist *l;
-	int ret = view_list(fs_of(req), n, &l);
+	int ret = view_list(fs, n, &l);
 
 	if (ret < 0) {
 		fuse_reply_err(req, to_errno(ret));
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)l;
+	if (!(d = calloc(1, sizeof(*d)))) {
+		dirlist_free(l);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	d->l = l;
+	if (fs->ahead)
+		d->shown = ahead_list_new();
+	fi->fh = (uint64_t)(uintptr_t)d;
 	/* Listings under an id never change: the kernel may keep them. */
 	fi->cache_readdir = node_timeout(n) > 0 && n->kind != NODE_OBJECTS &&
 	    n->kind != NODE_FANOUT;
@@ -180,7 +204,8 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi, bool plus)
 {
 	struct odbfs *fs = fs_of(req);
-	struct dirlist *l = (struct dirlist *)(uintptr_t)fi->fh;
+	struct dirstream *d = (struct dirstream *)(uintptr_t)fi->fh;
+	struct dirlist *l = d->l;
 	struct node *dir = node_get(ino);
 	size_t used = 0, total = dirlist_count(l) + 2;
 	char name[OID_HEXSZ_MAX + 1], *buf;
@@ -192,6 +217,7 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	for (size_t i = (size_t)off; i < total; i++) {
 		struct fuse_entry_param e = { 0 };
 		struct node *child = NULL;
+		fuse_ino_t known = 0;
 		const char *nm;
 		mode_t type;
 		uint64_t cino;
@@ -210,7 +236,7 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 * Node id 0 tells the kernel to leave the entry as it knows it:
 		 * a walk that lists objects/xx/ again costs no object lookup.
 		 */
-		if (plus && i >= 2 && !dirlist_known(l, i - 2) &&
+		if (plus && i >= 2 && !(known = dirlist_known(l, i - 2)) &&
 		    view_lookup(fs, dir, nm, &child) == 0)
 			entry_of(fs, child, &e);
 		if (plus)
@@ -225,6 +251,12 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			break;
 		}
 		used += len;
+		if (known)
+			ahead_list_add(d->shown, known, cino,
+			    dirlist_id(l, i - 2), fs->rawsz);
+		else if (child && reads_object(child))
+			ahead_list_add(d->shown, node_nodeid(child),
+			    child->ino, node_id(child), fs->rawsz);
 	}
 	if (used == 0 && (size_t)off >= total && dirlist_corrupt(l) &&
 	    (size_t)off == total)
@@ -251,8 +283,12 @@ odbfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void
 odbfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct dirstream *d = (struct dirstream *)(uintptr_t)fi->fh;
+
 	(void)ino;
-	dirlist_free((struct dirlist *)(uintptr_t)fi->fh);
+	dirlist_free(d->l);
+	ahead_list_put(d->shown);
+	free(d);
 	fuse_reply_err(req, 0);
 }
 
@@ -307,7 +343,9 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	if (n->kind != NODE_DATA && n->kind != NODE_STATS) {
+	if (reads_object(n)) {
+		if (off == 0)
+			ahead_read(ino, n->ino);
 		ret = readers_get(fs_of(req)->odb, node_id(n), (uint64_t)off,
 		    (uint64_t)off + size, &r);
 		if (ret < 0) {
@@ -438,6 +476,14 @@ odbfs_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
+	/*
+	 * Every chunk of a listing with its entries' attributes, not only
+	 * the first: tar and rsync list a whole directory before they stat
+	 * it, and a file whose node came with the listing can be read ahead
+	 * (ahead.c). ls -l costs the same; a bare ls of a large directory
+	 * makes the nodes it would not have needed.
+	 */
+	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
 }
 
 const struct fuse_lowlevel_ops odbfs_ops = {

@@ -30,6 +30,8 @@ static const char *const names[STAT_NR] = {
 	[STAT_BYTES] = "bytes_served",
 	[STAT_REBUILDS] = "rebuilds",
 	[STAT_ERRORS] = "errors",
+	[STAT_PUSHES] = "pushes",
+	[STAT_PUSHED_BYTES] = "bytes_pushed",
 };
 
 void

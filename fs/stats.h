@@ -23,6 +23,8 @@ enum stat_id {
 	STAT_BYTES,		/* bytes served by read */
 	STAT_REBUILDS,		/* objects rebuilt (inflated, deltas applied) */
 	STAT_ERRORS,		/* replies with EIO */
+	STAT_PUSHES,		/* files stored in the kernel's cache ahead */
+	STAT_PUSHED_BYTES,
 	STAT_NR
 };
 

@@ -1063,13 +1063,19 @@ dirlist_entry(const struct dirlist *l, size_t i, char *buf, mode_t *type,
 	return l->v[i].name;
 }
 
-bool
+fuse_ino_t
 dirlist_known(const struct dirlist *l, size_t i)
 {
 	unsigned char key[KEY_MAX];
 
-	return l->ids && node_find(key, id_key(key, 'O', l->ids + i * l->rawsz,
-	    l->rawsz)) != 0;
+	return l->ids ? node_find(key, id_key(key, 'O', l->ids + i * l->rawsz,
+	    l->rawsz)) : 0;
+}
+
+const unsigned char *
+dirlist_id(const struct dirlist *l, size_t i)
+{
+	return l->ids ? l->ids + i * l->rawsz : NULL;
 }
 
 void

@@ -46,10 +46,15 @@ const char *dirlist_entry(const struct dirlist *l, size_t i, char *buf,
     mode_t *type, uint64_t *ino);
 
 /*
- * Is entry i an object file (of objects/xx/) whose node the kernel holds?
- * Its attributes never change, so a readdirplus need not send them again.
+ * If entry i is an object file (of objects/xx/) whose node the kernel
+ * holds, that node's id, else 0. Its attributes never change, so a
+ * readdirplus need not send them again. The node may be forgotten
+ * meanwhile: the id is a hint (see node_hold()).
  */
-bool dirlist_known(const struct dirlist *l, size_t i);
+fuse_ino_t dirlist_known(const struct dirlist *l, size_t i);
+
+/* The object of entry i of objects/xx/, NULL in other listings. */
+const unsigned char *dirlist_id(const struct dirlist *l, size_t i);
 
 void dirlist_free(struct dirlist *l);
 
