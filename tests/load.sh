@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# load.sh DAEMON SECONDS: 8 parallel readers over random objects of a
+# load.sh DAEMON SECONDS: 8 parallel readers over the objects of a
 # repository with history, while git keeps writing and repacking it, for
 # SECONDS; for the sanitizer builds (make asan, make tsan). Fails on any
 # sanitizer report, any wrong byte, or any error reading an object.
@@ -29,7 +29,7 @@ pid=$!
 for _ in $(seq 1 100); do mountpoint -q "$work/mnt" && break; sleep 0.1; done
 end=$((SECONDS + seconds))
 big=$(git -C "$work/repo" rev-parse HEAD:big-200 HEAD:big-1000 HEAD:big-3000 HEAD:big-10000)
-for r in $(seq 1 8); do
+for r in $(seq 1 6); do
 	(
 		bad=0 n=0
 		while [ $SECONDS -lt $end ]; do
@@ -42,7 +42,25 @@ for r in $(seq 1 8); do
 		echo "$n $bad" >"$work/reader.$r"
 	) &
 done
+# Two walkers: a directory listed, then its files read in order, which
+# fs/ahead.c pushes ahead of them, while the kernel drops nodes below.
+for r in 7 8; do
+	(
+		bad=0 n=0
+		while [ $SECONDS -lt $end ]; do
+			d=$work/mnt/objects/$(printf '%02x' $((RANDOM % 256)))
+			ls -l "$d" >/dev/null 2>&1 || continue
+			for id in $(ls -U "$d" 2>/dev/null); do
+				[ -f "$work/want/$id" ] || continue
+				n=$((n + 1))
+				cmp -s "$d/$id" "$work/want/$id" || bad=$((bad + 1))
+			done
+		done
+		echo "$n $bad" >"$work/reader.$r"
+	) &
+done
 while [ $SECONDS -lt $end ]; do
+	echo 2 >/proc/sys/vm/drop_caches 2>/dev/null || :
 	git -C "$work/repo" commit -q --allow-empty -m churn
 	git -C "$work/repo" repack -adq
 	git -C "$work/repo" prune-packed

@@ -1,0 +1,169 @@
+#!/usr/bin/env bats
+# Reading ahead of walks (fs/ahead.c): once a second file of one listing is
+# read, odbfs rebuilds the files after it and stores them in the kernel's
+# page cache, so a walk reads them with no request. Every byte is compared
+# with git; the counters of .odbfs/stats say which reads reached odbfs.
+
+bats_require_minimum_version 1.5.0
+
+load lib
+
+setup_file() {
+	local repo=$BATS_FILE_TMPDIR/repo i
+	git init -q "$repo"
+	git -C "$repo" config gc.auto 0
+	mkdir -p "$repo/many" "$repo/few"
+	# More files than one window (256), each a delta of the last commit's.
+	for i in $(seq 1 300); do
+		seq "$i" $((i * 13)) >"$repo/many/f$(printf %03d "$i")"
+	done
+	seq 1 100 >"$repo/few/a-small"
+	seq 1 2000 | head -c 4095 >"$repo/few/b-page-less-one"
+	seq 1 2000 | head -c 4096 >"$repo/few/c-page"
+	seq 1 2000 | head -c 4097 >"$repo/few/d-page-and-one"
+	: >"$repo/few/e-empty"
+	# Over the 1 MiB that is pushed: left to the kernel's readahead.
+	seq 1 400000 >"$repo/few/f-large"
+	seq 7 700 >"$repo/few/g-small"
+	git -C "$repo" add -A
+	git -C "$repo" commit -qm one
+	for i in $(seq 1 300); do
+		echo "and $i more" >>"$repo/many/f$(printf %03d "$i")"
+	done
+	git -C "$repo" commit -qam two
+	git -C "$repo" repack -adq --depth=50
+	mkdir "$BATS_FILE_TMPDIR/want"
+	git -C "$repo" archive HEAD | tar -x -C "$BATS_FILE_TMPDIR/want"
+}
+
+setup() {
+	REPO=$BATS_FILE_TMPDIR/repo
+	MNT=$BATS_TEST_TMPDIR/mnt
+	HEAD=$(git -C "$REPO" rev-parse HEAD)
+}
+
+teardown() {
+	unmount_odbfs "$MNT"
+}
+
+stat_of() {
+	awk -v k="$2" '$1 == k { print $2 }' "$1/.odbfs/stats"
+}
+
+# walk DIR PATH: list DIR as a walk does, then read its files in one cat,
+# in the order listed, and compare that with git's blobs HEAD:PATH/*.
+# Prints how many files were read.
+walk() {
+	local dir=$1 path=$2 names
+	names=$(ls -U "$dir")
+	(cd "$dir" && cat $names) >"$BATS_TEST_TMPDIR/got"
+	(cd "$BATS_FILE_TMPDIR/want/$path" && cat $names) |
+		cmp - "$BATS_TEST_TMPDIR/got" >&2 || return 1
+	echo $names | wc -w
+}
+
+@test "a walk reads every file as git has it" {
+	mount_odbfs "$REPO" "$MNT"
+	run -0 walk "$MNT/commits/$HEAD/tree/many" many
+	[ "$output" -eq 300 ]
+	echo "# 300 files: $(stat_of "$MNT" reads) reads," \
+		"$(stat_of "$MNT" pushes) pushes" >&3
+	[ "$(stat_of "$MNT" errors)" -eq 0 ]
+}
+
+@test "-o noahead: the same walk asks for every file" {
+	mount_odbfs "$REPO" "$MNT" -o noahead
+	run -0 walk "$MNT/commits/$HEAD/tree/many" many
+	[ "$output" -eq 300 ]
+	[ "$(stat_of "$MNT" pushes)" -eq 0 ]
+	[ "$(stat_of "$MNT" reads)" -ge 300 ]
+}
+
+@test "one file read from each of two listings pushes nothing" {
+	mount_odbfs "$REPO" "$MNT"
+	ls -l "$MNT/commits/$HEAD/tree/many" "$MNT/commits/$HEAD/tree/few" \
+		>/dev/null
+	cat "$MNT/commits/$HEAD/tree/many/f100" >/dev/null
+	cat "$MNT/commits/$HEAD/tree/few/a-small" >/dev/null
+	sleep 0.2
+	[ "$(stat_of "$MNT" pushes)" -eq 0 ]
+}
+
+@test "pushed files are read with no request, as git has them" {
+	dir=$MNT/commits/$HEAD/tree/many
+	mount_odbfs "$REPO" "$MNT"
+	ls -l "$dir" >/dev/null
+	cat "$dir/f001" "$dir/f002" >/dev/null
+	# Two reads make a walk: f003 to f258 are pushed, one window.
+	for _ in $(seq 1 100); do
+		[ "$(stat_of "$MNT" pushes)" -ge 256 ] && break
+		sleep 0.05
+	done
+	[ "$(stat_of "$MNT" pushes)" -eq 256 ]
+	# Each look at the counters is itself one read, counted after.
+	reads=$(stat_of "$MNT" reads)
+	names=$(seq -f 'f%03g' 3 258)
+	(cd "$dir" && cat $names) >"$BATS_TEST_TMPDIR/got"
+	(cd "$BATS_FILE_TMPDIR/want/many" && cat $names) |
+		cmp - "$BATS_TEST_TMPDIR/got"
+	[ "$(stat_of "$MNT" reads)" -eq $((reads + 1)) ]
+	# Past the window: a request, and the next window.
+	cmp "$BATS_FILE_TMPDIR/want/many/f259" "$dir/f259"
+	[ "$(stat_of "$MNT" reads)" -eq $((reads + 3)) ]
+}
+
+@test "page edges, an empty and a large file: as git has them, each rebuilt once" {
+	dir=$MNT/commits/$HEAD/tree/few
+	mount_odbfs "$REPO" "$MNT"
+	ls -l "$dir" >/dev/null
+	cat "$dir/a-small" "$dir/b-page-less-one" >/dev/null
+	# The other five: three pushed; the empty one and the large one
+	# rebuilt, the large one kept for the reads to come.
+	for _ in $(seq 1 100); do
+		[ "$(stat_of "$MNT" rebuilds)" -ge 7 ] && break
+		sleep 0.05
+	done
+	[ "$(stat_of "$MNT" pushes)" -eq 3 ]
+	run -0 walk "$dir" few
+	[ "$output" -eq 7 ]
+	[ "$(stat_of "$MNT" rebuilds)" -eq 7 ]
+}
+
+@test "objects/xx/ listed again (nodes the kernel holds) is pushed too" {
+	mount_odbfs "$REPO" "$MNT"
+	# The fan-out directory with the most objects.
+	xx=$(all_ids "$REPO" | cut -c1-2 | sort | uniq -c | sort -rn |
+		awk 'NR == 1 { print $2 }')
+	ls -l "$MNT/objects/$xx" >/dev/null
+	ls -l "$MNT/objects/$xx" >/dev/null
+	n=0
+	for id in $(ls -U "$MNT/objects/$xx"); do
+		n=$((n + 1))
+		type=$(git -C "$REPO" cat-file -t "$id")
+		git -C "$REPO" cat-file "$type" "$id" |
+			cmp - "$MNT/objects/$xx/$id"
+		# As slow as a walker that does more with each file.
+		sleep 0.05
+	done
+	echo "# objects/$xx: $n objects, $(stat_of "$MNT" pushes) pushes" >&3
+	[ "$n" -ge 4 ]
+	[ "$(stat_of "$MNT" pushes)" -ge $((n - 3)) ]
+}
+
+@test "the kernel dropping nodes during walks: every byte still right" {
+	mount_odbfs "$REPO" "$MNT"
+	(
+		while :; do
+			echo 2 >/proc/sys/vm/drop_caches
+			sleep 0.05
+		done
+	) 3>&- &
+	dropper=$!
+	for _ in 1 2 3 4 5; do
+		run -0 walk "$MNT/commits/$HEAD/tree/many" many
+	done
+	kill "$dropper"
+	wait "$dropper" || :
+	[ "$(stat_of "$MNT" errors)" -eq 0 ]
+	kill -0 "$ODBFS_PID"
+}
