@@ -7,12 +7,24 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "unit.h"
 
 static unsigned tests, failures, todos;
+
+int
+unit_sh(const char *script, const char *dir)
+{
+	char cmd[512];
+
+	setenv("ODBFS_UNIT_SCRIPT", script, 1);
+	snprintf(cmd, sizeof(cmd), "sh -c 'eval \"$ODBFS_UNIT_SCRIPT\"' '%s'",
+	    dir);
+	return system(cmd);
+}
 
 static bool
 vreport(bool cond, const char *todo, const char *fmt, va_list ap)

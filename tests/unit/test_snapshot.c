@@ -53,18 +53,6 @@ next_rand(uint64_t *s)
 	return *s;
 }
 
-static int
-run(const char *script, const char *dir)
-{
-	char cmd[512];
-
-	/* The script travels in the environment, free of quoting. */
-	setenv("ODBFS_UNIT_SCRIPT", script, 1);
-	snprintf(cmd, sizeof(cmd), "sh -c 'eval \"$ODBFS_UNIT_SCRIPT\"' '%s'",
-	    dir);
-	return system(cmd);
-}
-
 /*
  * Where the loop over s's packs in order finds raw: the pack's number and
  * the offset, -1 when no pack has it.
@@ -217,7 +205,7 @@ test_snapshot(void)
 	const char *why;
 	size_t n;
 
-	if (!mkdtemp(dir) || !check_int(run(setup, dir), 0,
+	if (!mkdtemp(dir) || !check_int(unit_sh(setup, dir), 0,
 	    "git made a repository of three packs"))
 		return;
 	snprintf(path, sizeof(path), "%s/repo", dir);
@@ -229,7 +217,7 @@ test_snapshot(void)
 
 	/* Loose objects come and the packs stay: the table is shared. */
 	snprintf(path, sizeof(path), "%s/more", dir);
-	if (!check_int(run(add_loose, dir), 0, "git wrote ten loose objects"))
+	if (!check_int(unit_sh(add_loose, dir), 0, "git wrote ten loose objects"))
 		goto out;
 	n = read_touched(path, touched, 16);
 	change.touched = touched;
@@ -248,7 +236,7 @@ test_snapshot(void)
 	check(s3->table == s2->table, "same packs rescanned: table shared");
 
 	/* A new pack: a new table, and the old snapshots can go. */
-	if (!check_int(run(add_pack, dir), 0, "git packed them"))
+	if (!check_int(unit_sh(add_pack, dir), 0, "git packed them"))
 		goto out;
 	if (!check_int(snapshot_update(repo, s3, &change, &s4), 0,
 	    "updated for a new pack"))

@@ -38,6 +38,12 @@ bool check_mem(const void *got, size_t gotlen, const void *want,
 bool check_todo(bool cond, const char *why, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Run the shell script with $0 set to dir (the script travels in the
+ * environment, free of quoting); system()'s status.
+ */
+int unit_sh(const char *script, const char *dir);
+
 /* A TAP comment line, "# ...". */
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
