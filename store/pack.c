@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "log.h"
 #include "pack.h"
@@ -22,7 +23,61 @@ be32(const unsigned char *p)
 	    (uint32_t)p[2] << 8 | p[3];
 }
 
+/* The delta types remembered: at most this many words a pack. */
+#define TYPES_MAX ((uint64_t)1 << 16)
+/* Offsets from here on are not remembered: (off + 1) << 3 must fit. */
+#define TYPES_OFF_MAX ((uint64_t)1 << 60)
+
 static atomic_uint_least64_t next_serial = 1;
+
+/*
+ * One word for each object, up to TYPES_MAX (512 KiB). Anonymous pages
+ * take memory only once a delta is remembered in them, so a pack without
+ * deltas costs none (calloc may hand out, and zero, heap pages).
+ * Without the table, types are not remembered.
+ */
+static void
+types_init(struct pack *p)
+{
+	uint64_t n = 512;	/* a page */
+	void *map;
+
+	while (n < p->idx.nr && n < TYPES_MAX)
+		n *= 2;
+	map = mmap(NULL, n * sizeof(*p->types), PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return;
+	p->types = map;
+	p->types_mask = n - 1;
+}
+
+static _Atomic uint64_t *
+types_slot(const struct pack *p, uint64_t off)
+{
+	return &p->types[XXH3_64bits(&off, sizeof(off)) & p->types_mask];
+}
+
+enum obj_type
+pack_delta_type(const struct pack *p, uint64_t off)
+{
+	uint64_t w;
+
+	if (!p->types || off >= TYPES_OFF_MAX)
+		return OBJ_NONE;
+	w = atomic_load_explicit(types_slot(p, off), memory_order_relaxed);
+	return w >> 3 == off + 1 ? (enum obj_type)(w & 7) : OBJ_NONE;
+}
+
+void
+pack_delta_type_set(struct pack *p, uint64_t off, enum obj_type type)
+{
+	if (!p->types || off >= TYPES_OFF_MAX || type < OBJ_COMMIT ||
+	    type > OBJ_TAG)
+		return;
+	atomic_store_explicit(types_slot(p, off), (off + 1) << 3 | type,
+	    memory_order_relaxed);
+}
 
 int
 pack_open(const char *idxpath, const char *packpath, size_t rawsz,
@@ -90,6 +145,7 @@ pack_open(const char *idxpath, const char *packpath, size_t rawsz,
 	else if (memcmp(p->idx.pack_checksum, p->map + p->end, rawsz))
 		log_msg(LOGL_WARN, "%s: pack checksum does not match %s",
 		    packpath, idxpath);
+	types_init(p);
 	*out = p;
 	return 0;
 fail:
@@ -107,6 +163,9 @@ pack_unref(struct pack *p)
 	if (p->map)
 		munmap((void *)p->map, p->size);
 	free(p->path);
+	if (p->types)
+		munmap((void *)p->types, (p->types_mask + 1) *
+		    sizeof(*p->types));
 	free(p);
 }
 

@@ -38,6 +38,8 @@ struct pack {
 	dev_t dev;		/* identity of the .pack file, to notice */
 	ino_t ino;		/* when it is replaced */
 	char *path;		/* the .pack path, for log lines */
+	_Atomic uint64_t *types;	/* see pack_delta_type(); may be NULL */
+	uint64_t types_mask;
 };
 
 /* A parsed entry header. data points into the pack mapping. */
@@ -72,6 +74,22 @@ void pack_unref(struct pack *p);
  * refuses it without a second line.
  */
 #define PACK_OFF_BAD UINT64_MAX
+
+/*
+ * What the delta entry at off resolves to (the type of the whole object at
+ * the bottom of its chain), if remembered; else OBJ_NONE. Finding a
+ * delta's type otherwise means parsing every entry of its chain: 25 on
+ * average in a pack of history written by git's default --depth=50.
+ *
+ * Each pack remembers in a lossy table of 64-bit words, each
+ * (offset + 1) << 3 | type, written and read with relaxed atomics: a word
+ * names its own offset, so a read never takes another entry's type, and a
+ * pack never changes, so a remembered type is never stale.
+ */
+enum obj_type pack_delta_type(const struct pack *p, uint64_t off);
+
+/* Remember that the delta entry at off resolves to type. */
+void pack_delta_type_set(struct pack *p, uint64_t off, enum obj_type type);
 
 /* Parse the entry header at off. */
 int pack_entry(const struct pack *p, uint64_t off, struct pack_entry *e);

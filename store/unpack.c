@@ -13,6 +13,11 @@
  *     base_read()       the cached object, loose_read() or zio_inflate()
  *     delta_apply()     per step, from the base up; each result below
  *                       the top goes into the cache
+ *
+ * unpack_info() needs only the type at the bottom and the size in the top
+ * delta's header: its walk stops at the first base whose type the pack
+ * remembers (pack_delta_type), and it remembers the type of every delta
+ * it walked.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +43,7 @@ struct chain {
 	unsigned char *cached;	/* or the bottom, rebuilt, from the cache */
 	size_t cached_len;
 	enum obj_type cached_type;
+	enum obj_type known;	/* or the bottom's type, remembered */
 };
 
 static void
@@ -75,11 +81,12 @@ chain_has(const struct chain *c, const struct pack *p, uint64_t off)
 
 /*
  * Follow loc down to a whole object, recording every delta on the way.
- * With cache, stop early at an object the cache holds.
+ * With cache, stop early at an object the cache holds; with types_only,
+ * at a delta whose type its pack remembers (c->known), below the first.
  */
 static int
 chain_walk(const struct snapshot *s, const struct objloc *loc, struct chain *c,
-    struct cache *cache)
+    struct cache *cache, bool types_only)
 {
 	struct objloc at = *loc;
 	struct pack_entry e;
@@ -108,6 +115,9 @@ chain_walk(const struct snapshot *s, const struct objloc *loc, struct chain *c,
 			return ret;
 		if (e.type == OBJ_OFS_DELTA) {
 			at.off = e.base_off;
+			if (types_only && (c->known = pack_delta_type(at.pack,
+			    at.off)) != OBJ_NONE)
+				return 0;
 			continue;
 		}
 		if (!snapshot_find(s, e.base_oid, &at)) {
@@ -123,6 +133,9 @@ chain_walk(const struct snapshot *s, const struct objloc *loc, struct chain *c,
 			    "a cycle through offset %llu", at.pack->path,
 			    (unsigned long long)e.off,
 			    (unsigned long long)at.off);
+		if (types_only && at.pack && (c->known = pack_delta_type(
+		    at.pack, at.off)) != OBJ_NONE)
+			return 0;
 	}
 	c->base = at;
 	return 0;
@@ -171,9 +184,11 @@ unpack_info(const struct snapshot *s, const struct objloc *loc,
 	size_t got, hdrlen;
 	int ret;
 
-	if ((ret = chain_walk(s, loc, &c, NULL)) < 0)
+	if ((ret = chain_walk(s, loc, &c, NULL, true)) < 0)
 		goto out;
-	if (c.base.pack) {
+	if (c.known) {
+		info->type = c.known;
+	} else if (c.base.pack) {
 		info->type = c.base_entry.type;
 		info->size = c.base_entry.size;
 	} else if ((ret = loose_info(s, &c.base, info)) < 0) {
@@ -181,6 +196,9 @@ unpack_info(const struct snapshot *s, const struct objloc *loc,
 	}
 	if (!c.nr)
 		goto out;
+	for (size_t i = 0; i < c.nr; i++)
+		pack_delta_type_set(c.steps[i].pack, c.steps[i].e.off,
+		    info->type);
 	/* The result size is in the header of the topmost delta. */
 	ret = zio_inflate_prefix(c.steps[0].e.data, c.steps[0].e.datalen, head,
 	    sizeof(head), &got, &why);
@@ -240,7 +258,7 @@ unpack_object(const struct snapshot *s, const struct objloc *loc,
 	int ret;
 
 	*buf = NULL;
-	if ((ret = chain_walk(s, loc, &c, s->cache)) < 0)
+	if ((ret = chain_walk(s, loc, &c, s->cache, false)) < 0)
 		goto out;
 	if ((ret = base_read(s, &c, info, &data)) < 0)
 		goto out;

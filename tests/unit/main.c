@@ -146,6 +146,7 @@ main(void)
 		{ "idx", test_idx },
 		{ "packtable", test_packtable },
 		{ "snapshot", test_snapshot },
+		{ "unpack", test_unpack },
 		{ "zio", test_zio },
 		{ "loose", test_loose },
 	};

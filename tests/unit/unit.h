@@ -54,6 +54,7 @@ void test_loose(void);
 void test_pack(void);
 void test_packtable(void);
 void test_snapshot(void);
+void test_unpack(void);
 void test_zio(void);
 
 #endif
