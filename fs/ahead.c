@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ahead.h"
+#include "log.h"
 #include "node.h"
 #include "readers.h"
 #include "stats.h"
@@ -52,6 +53,7 @@ static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
 /* Most recently used first; each holds a reference. */
 static struct ahead_list *recent[LISTS];	/* protected by lock */
 static bool stopping;				/* protected by lock */
+static bool unsupported;	/* the kernel said ENOSYS: thread only */
 static struct odbfs *fs_;
 static pthread_t thread;
 static bool running;
@@ -231,6 +233,7 @@ push(const struct entry *e, size_t rawsz)
 	const unsigned char *data;
 	struct reader *r = NULL;
 	uint64_t size;
+	int ret;
 
 	/*
 	 * A larger object is left to the kernel's readahead. readers.c keeps
@@ -257,9 +260,15 @@ push(const struct entry *e, size_t rawsz)
 		goto out;
 	}
 	/* -ENOENT: the kernel let the inode go meanwhile. */
-	if (fuse_lowlevel_notify_store(fs_->se, e->nodeid, 0, &bv, 0) != 0)
-		size = 0;
+	ret = fuse_lowlevel_notify_store(fs_->se, e->nodeid, 0, &bv, 0);
 	node_unhold();
+	if (ret == -ENOSYS) {
+		log_msg(LOGL_WARN, "the kernel takes no file data ahead of "
+		    "reads; reading ahead stops");
+		unsupported = true;
+	}
+	if (ret != 0)
+		size = 0;
 	if (size) {
 		stats_add(STAT_PUSHES, 1);
 		stats_add(STAT_PUSHED_BYTES, size);
@@ -292,7 +301,7 @@ run(void *arg)
 		uint64_t bytes;
 		size_t rawsz;
 
-		if (!(l = pick_locked())) {
+		if (unsupported || !(l = pick_locked())) {
 			pthread_cond_wait(&work, &lock);
 			continue;
 		}
