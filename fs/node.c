@@ -53,8 +53,9 @@ node_root(void)
 }
 
 struct node *
-node_get(fuse_ino_t nodeid)
+node_get(fuse_ino_t nodeid, union node_buf *buf)
 {
+	(void)buf;
 	return nodeid == FUSE_ROOT_ID ? &root : (struct node *)nodeid;
 }
 
@@ -211,9 +212,9 @@ node_find(const void *key, size_t keylen)
 void
 node_forget(fuse_ino_t nodeid, uint64_t nlookup)
 {
-	struct node *n = node_get(nodeid), **pp;
+	struct node *n = (struct node *)nodeid, **pp;
 
-	if (n == &root)
+	if (nodeid == FUSE_ROOT_ID)
 		return;
 	pthread_mutex_lock(&lock);
 	n->nlookup -= nlookup < n->nlookup ? nlookup : n->nlookup;

@@ -18,6 +18,7 @@
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -92,10 +93,22 @@ struct node {
 	unsigned char key[];
 };
 
+/* Room for a node made for the caller of node_get(), key included. */
+union node_buf {
+	struct node n;
+	unsigned char room[offsetof(struct node, key) + 64];
+};
+
 void node_init(void);
 
 struct node *node_root(void);
-struct node *node_get(fuse_ino_t nodeid);
+
+/*
+ * The node of nodeid: the node itself, or one made in *buf (valid as long
+ * as buf) for the nodes the table keeps in another form.
+ */
+struct node *node_get(fuse_ino_t nodeid, union node_buf *buf);
+
 fuse_ino_t node_nodeid(const struct node *n);
 
 /*
