@@ -47,8 +47,6 @@ static struct node **buckets = first_buckets;	/* protected by lock */
 /* A power of two. */
 static size_t nbuckets = BUCKETS_MIN;	/* protected by lock */
 static size_t nnodes;			/* protected by lock */
-/* node_intern()'s copies of cells. */
-static _Thread_local union node_buf interned;
 
 void
 node_init(void)
@@ -243,6 +241,9 @@ find_locked(uint64_t ino, const void *key, size_t keylen)
 			return n;
 	return NULL;
 }
+
+/* node_intern()'s copies of cells. */
+static _Thread_local union node_buf interned;
 
 struct node *
 node_intern(struct node *n)
