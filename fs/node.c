@@ -292,6 +292,15 @@ node_find(const void *key, size_t keylen)
 }
 
 void
+node_count(size_t *nodes, size_t *cells)
+{
+	pthread_mutex_lock(&lock);
+	*cells = cell_count();
+	*nodes = nnodes + *cells;
+	pthread_mutex_unlock(&lock);
+}
+
+void
 node_forget(fuse_ino_t nodeid, uint64_t nlookup)
 {
 	struct node *n, **pp;
