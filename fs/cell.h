@@ -18,9 +18,9 @@
  * so that the live ones gather in few chunks.
  *
  * An open-addressing table of indices (linear probing, backward-shift
- * deletion, at most half full) finds a cell by its key: 4 to 8 bytes a
- * cell. It doubles and halves with the number of cells, as node.c's
- * table of other nodes does.
+ * deletion) finds a cell by its key. It doubles when more than half full
+ * and halves when less than an eighth, so it costs 8 to 16 bytes a cell
+ * as cells are added: 40 to 48 bytes a node in all.
  *
  * node.c keeps in cells the nodes that a cell reproduces exactly, and
  * calls everything here under its lock: nothing here is thread-safe but
@@ -37,8 +37,7 @@
 #define CELL_KEYLEN 21			/* a tag, a SHA-1 id */
 #define CELL_SIZE_MAX (((uint64_t)1 << 48) - 1)
 #define CELL_CHUNK 4096			/* cells in a chunk: 128 KiB */
-#define CELL_CHUNKS_MAX 65536
-#define CELL_MAX ((uint32_t)(CELL_CHUNK * CELL_CHUNKS_MAX - 1))
+#define CELL_CHUNKS_MAX 65536		/* 2^28 cells: 8 GiB of them */
 #define CELL_SLOTS_MIN 1024
 
 struct cell {
@@ -53,8 +52,8 @@ uint32_t cell_find(const unsigned char *key);
 
 /*
  * A new cell for key, which no cell has, with a lookup count of 1: its
- * index, or 0 when none can be had (out of memory, CELL_MAX cells, a size
- * over CELL_SIZE_MAX); the caller then keeps the node another way.
+ * index, or 0 when none can be had (out of memory, every chunk full, a
+ * size over CELL_SIZE_MAX); the caller then keeps the node another way.
  */
 uint32_t cell_add(const unsigned char *key, uint64_t size, uint8_t type);
 
