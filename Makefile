@@ -34,6 +34,8 @@ STORE_OBJ = $(STORE_SRC:.c=.o)
 FS_SRC = $(wildcard fs/*.c)
 FS_OBJ = $(FS_SRC:.c=.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
+# The part of fs/ that needs no FUSE, tested with the store.
+UNIT_FS_SRC = fs/cell.c
 
 all: odbfs odbfs-cat
 
@@ -53,9 +55,11 @@ odbfs: $(FS_OBJ) store/libodbstore.a
 odbfs-cat: store/odbfs-cat.o store/libodbstore.a
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $^ $(STORE_LIBS) $(LDFLAGS)
 
-tests/unit/unit: $(UNIT_SRC) tests/unit/*.h store/libodbstore.a
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -Istore -o $@ $(UNIT_SRC) \
-		store/libodbstore.a $(STORE_LIBS) $(LDFLAGS)
+tests/unit/unit: $(UNIT_SRC) $(UNIT_FS_SRC) tests/unit/*.h fs/cell.h \
+		store/libodbstore.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -Istore -Ifs -o $@ \
+		$(UNIT_SRC) $(UNIT_FS_SRC) store/libodbstore.a $(STORE_LIBS) \
+		$(LDFLAGS)
 
 deps:
 	@.ci/deps
@@ -107,9 +111,10 @@ SAN_CFLAGS = -O1 -g -fno-omit-frame-pointer
 ASAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 TSAN = -fsanitize=thread
 
-tests/unit/unit-asan: $(UNIT_SRC) $(STORE_SRC) tests/unit/*.h store/*.h
-	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(STORE_CFLAGS) -Istore \
-		-o $@ $(UNIT_SRC) $(STORE_SRC) $(STORE_LIBS)
+tests/unit/unit-asan: $(UNIT_SRC) $(UNIT_FS_SRC) $(STORE_SRC) tests/unit/*.h \
+		fs/cell.h store/*.h
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(STORE_CFLAGS) -Istore -Ifs \
+		-o $@ $(UNIT_SRC) $(UNIT_FS_SRC) $(STORE_SRC) $(STORE_LIBS)
 
 odbfs-asan: $(FS_SRC) $(STORE_SRC) fs/*.h store/*.h
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(FS_CFLAGS) $(STORE_CFLAGS) \

@@ -1,22 +1,30 @@
 /*
  * node: the node table. Called by view.c (to make and share nodes) and
- * ops.c (lookups and forgets). The table is an array of hash buckets under
- * one mutex, held only to find, insert or remove; a miss never reaches it.
+ * ops.c (lookups and forgets). Nodes that a cell holds whole are cells
+ * (cell.c); the others are in an array of hash buckets. One mutex covers
+ * both, held only to find, insert or remove; a miss never reaches it.
  *
  * The array doubles when there are more nodes than buckets and halves when
  * there are fewer than a quarter, so chains stay about one node long from
  * a handful of nodes to millions (a fixed array of 65536 buckets had
  * chains of 15 nodes at a million). Rehashing happens under the mutex
  * and holds up lookups meanwhile, once per doubling: some 80 ns per node,
- * 80 ms when a million nodes move to two million buckets.
+ * 80 ms when a million nodes move to two million buckets. The cells'
+ * table grows and shrinks in the same way (cell.c).
+ *
+ * A key is in one of the two at most: a key that a cell could hold is
+ * looked for among cells first, then among nodes (its node was too large
+ * for a cell, or no cell could be had), and only then added.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
+#include "cell.h"
 #include "node.h"
 
 /* The smallest table, and the one used before any other is allocated. */
@@ -39,7 +47,9 @@ static struct node **buckets = first_buckets;	/* protected by lock */
 /* A power of two. */
 static size_t nbuckets = BUCKETS_MIN;	/* protected by lock */
 static size_t nnodes;			/* protected by lock */
+/* What node_hold() holds: a node, or a cell's index; 0 is no cell. */
 static const struct node *held;		/* protected by lock */
+static uint32_t held_cell;		/* protected by lock */
 static pthread_cond_t unheld = PTHREAD_COND_INITIALIZER;
 
 void
@@ -54,16 +64,75 @@ node_root(void)
 	return &root;
 }
 
-struct node *
-node_get(fuse_ino_t nodeid)
+/* Node ids of cells: odd, and never the root's 1, as no cell is 0. */
+static fuse_ino_t
+cell_nodeid(uint32_t idx)
 {
-	return nodeid == FUSE_ROOT_ID ? &root : (struct node *)nodeid;
+	return (fuse_ino_t)idx << 1 | 1;
+}
+
+static bool
+is_cell(fuse_ino_t nodeid)
+{
+	return nodeid & 1 && nodeid != FUSE_ROOT_ID;
+}
+
+/*
+ * Does the cell of n reproduce it exactly? It must be an object file
+ * (view.c's object_file(): 'O' and a SHA-1 id) with nothing else set.
+ * copy_cell() makes the node back and must agree with this.
+ */
+static bool
+fits_cell(const struct node *n)
+{
+	return n->kind == NODE_OBJECT && n->keylen == CELL_KEYLEN &&
+	    n->key[0] == 'O' && n->mode == (S_IFREG | 0444) && !n->time &&
+	    !n->path && !n->ext && !n->git_mode && !n->fanout && !n->moving &&
+	    n->size <= CELL_SIZE_MAX && n->ino == node_ino(n->key, n->keylen);
+}
+
+/* The node cell idx stands for, with st_ino ino, made in *buf. */
+static struct node *
+copy_cell(uint32_t idx, uint64_t ino, union node_buf *buf)
+{
+	const struct cell *c = cell_get(idx);
+	struct node *n = &buf->n;
+
+	memset(n, 0, offsetof(struct node, key));
+	n->ino = ino;
+	n->size = cell_size(c);
+	n->cell = cell_nodeid(idx);
+	n->copy = true;
+	n->mode = S_IFREG | 0444;
+	n->keylen = CELL_KEYLEN;
+	n->kind = NODE_OBJECT;
+	n->type = c->type;
+	memcpy(n->key, c->key, CELL_KEYLEN);
+	return n;
+}
+
+struct node *
+node_get(fuse_ino_t nodeid, union node_buf *buf)
+{
+	if (nodeid == FUSE_ROOT_ID)
+		return &root;
+	if (is_cell(nodeid)) {
+		uint32_t idx = (uint32_t)(nodeid >> 1);
+
+		return copy_cell(idx, node_ino(cell_get(idx)->key,
+		    CELL_KEYLEN), buf);
+	}
+	return (struct node *)nodeid;
 }
 
 fuse_ino_t
 node_nodeid(const struct node *n)
 {
-	return n == &root ? FUSE_ROOT_ID : (fuse_ino_t)n;
+	if (n == &root)
+		return FUSE_ROOT_ID;
+	if (n->copy)
+		return n->cell;
+	return (fuse_ino_t)n;
 }
 
 uint64_t
@@ -121,7 +190,7 @@ node_timeout(const struct node *n)
 void
 node_free(struct node *n)
 {
-	if (!n || n == &root)
+	if (!n || n == &root || n->copy)
 		return;
 	free(n->path);		/* or n->data: they share their place */
 	if (n->ext) {
@@ -177,14 +246,25 @@ find_locked(uint64_t ino, const void *key, size_t keylen)
 	return NULL;
 }
 
+/* node_intern()'s copies of cells. */
+static _Thread_local union node_buf interned;
+
 struct node *
 node_intern(struct node *n)
 {
-	struct node *have;
+	struct node *have = NULL;
+	uint32_t idx = 0;
 
 	pthread_mutex_lock(&lock);
-	if ((have = find_locked(n->ino, n->key, n->keylen))) {
+	if (n->keylen == CELL_KEYLEN && (idx = cell_find(n->key)))
+		cell_ref(idx);
+	else if ((have = find_locked(n->ino, n->key, n->keylen)))
 		have->nlookup++;
+	else if (fits_cell(n))
+		idx = cell_add(n->key, n->size, n->type);
+	if (idx)
+		have = copy_cell(idx, n->ino, &interned);
+	if (idx || have) {
 		pthread_mutex_unlock(&lock);
 		node_free(n);
 		return have;
@@ -202,22 +282,52 @@ node_intern(struct node *n)
 fuse_ino_t
 node_find(const void *key, size_t keylen)
 {
+	fuse_ino_t nodeid = 0;
 	struct node *n;
+	uint32_t idx;
 
 	pthread_mutex_lock(&lock);
-	n = find_locked(node_ino(key, keylen), key, keylen);
+	if (keylen == CELL_KEYLEN && (idx = cell_find(key)))
+		nodeid = cell_nodeid(idx);
+	else if ((n = find_locked(node_ino(key, keylen), key, keylen)))
+		nodeid = node_nodeid(n);
 	pthread_mutex_unlock(&lock);
-	return n ? node_nodeid(n) : 0;
+	return nodeid;
+}
+
+void
+node_count(size_t *nodes, size_t *cells)
+{
+	pthread_mutex_lock(&lock);
+	*cells = cell_count();
+	*nodes = nnodes + *cells;
+	pthread_mutex_unlock(&lock);
 }
 
 bool
 node_hold(fuse_ino_t nodeid, uint64_t ino, const unsigned char *id,
     size_t rawsz)
 {
-	const struct node *want = node_get(nodeid);
+	const struct node *want = (const struct node *)nodeid;
+	unsigned char key[CELL_KEYLEN];
 	bool found = false;
 
+	if (nodeid == FUSE_ROOT_ID)
+		return false;
 	pthread_mutex_lock(&lock);
+	if (is_cell(nodeid)) {
+		/* Only a live cell is found by its key. */
+		key[0] = 'O';
+		if (rawsz == CELL_KEYLEN - 1) {
+			memcpy(key + 1, id, rawsz);
+			found = cell_find(key) == (uint32_t)(nodeid >> 1) &&
+			    node_ino(key, CELL_KEYLEN) == ino;
+		}
+		if (found)
+			held_cell = (uint32_t)(nodeid >> 1);
+		pthread_mutex_unlock(&lock);
+		return found;
+	}
 	/* Compare addresses first: only a node found in the table is read. */
 	for (struct node *n = *bucket(ino); n && !found; n = n->next)
 		if (n == want && n->ino == ino &&
@@ -234,6 +344,7 @@ node_unhold(void)
 {
 	pthread_mutex_lock(&lock);
 	held = NULL;
+	held_cell = 0;
 	pthread_cond_broadcast(&unheld);
 	pthread_mutex_unlock(&lock);
 }
@@ -241,10 +352,19 @@ node_unhold(void)
 void
 node_forget(fuse_ino_t nodeid, uint64_t nlookup)
 {
-	struct node *n = node_get(nodeid), **pp;
+	struct node *n, **pp;
 
-	if (n == &root)
+	if (nodeid == FUSE_ROOT_ID)
 		return;
+	if (is_cell(nodeid)) {
+		pthread_mutex_lock(&lock);
+		while (held_cell == (uint32_t)(nodeid >> 1))
+			pthread_cond_wait(&unheld, &lock);
+		cell_forget((uint32_t)(nodeid >> 1), nlookup);
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	n = (struct node *)nodeid;
 	pthread_mutex_lock(&lock);
 	n->nlookup -= nlookup < n->nlookup ? nlookup : n->nlookup;
 	if (n->nlookup) {

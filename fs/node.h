@@ -9,6 +9,12 @@
  * when the kernel forgets them; the root alone is fixed. A node id is the
  * node's address (as in libfuse's passthrough_ll), except the root's 1.
  *
+ * The nodes of objects/<id>, by far the most numerous, are kept as cells
+ * (cell.h) when a cell can hold all of them: 32 bytes rather than a
+ * struct node and its key. Their node id is odd (2 * index + 1, never 1;
+ * addresses are even), and node_get() and node_intern() hand out a copy
+ * of one as a struct node.
+ *
  * st_ino is not the node id: it is a hash of the key, so it stays the same
  * across remounts for backup tools.
  */
@@ -18,6 +24,7 @@
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -67,9 +74,9 @@ struct node_ext {
 };
 
 /*
- * A million of these is what a client gets by looking up every object of
- * a large repository, so the fields are as small as their values allow and
- * ordered so that none pads: the key, which follows, starts at byte 66.
+ * The nodes that are no cell are still many (a walk of a tree makes one a
+ * file), so the fields are as small as their values allow and ordered so
+ * that none pads: the key, which follows, starts at byte 67.
  */
 struct node {
 	uint64_t ino;			/* st_ino */
@@ -81,7 +88,10 @@ struct node {
 	};
 	struct node_ext *ext;		/* see above; NULL for other nodes */
 	uint64_t nlookup;		/* protected by the table lock */
-	struct node *next;		/* protected by the table lock */
+	union {
+		struct node *next;	/* protected by the table lock */
+		fuse_ino_t cell;	/* a copy: the cell's node id */
+	};
 	uint16_t mode;			/* S_IFDIR | 0555, ...: 16 bits do */
 	uint16_t git_mode;		/* tree entries: mode in the tree */
 	uint16_t keylen;		/* at most view.c's KEY_MAX, 4160 */
@@ -89,13 +99,26 @@ struct node {
 	uint8_t type;			/* enum obj_type, OBJ_NONE if none */
 	uint8_t fanout;			/* NODE_FANOUT: first byte */
 	bool moving;			/* NODE_TIMEOUT_MOVING, not IMMUTABLE */
+	bool copy;			/* of a cell, by node_get(), node_intern() */
 	unsigned char key[];
+};
+
+/* Room for the copy of a cell as a struct node, key included. */
+union node_buf {
+	struct node n;
+	unsigned char room[offsetof(struct node, key) + 64];
 };
 
 void node_init(void);
 
 struct node *node_root(void);
-struct node *node_get(fuse_ino_t nodeid);
+
+/*
+ * The node of nodeid. That of a cell is a copy in *buf, valid as long as
+ * buf; any other is the node itself.
+ */
+struct node *node_get(fuse_ino_t nodeid, union node_buf *buf);
+
 fuse_ino_t node_nodeid(const struct node *n);
 
 /*
@@ -127,7 +150,8 @@ uint64_t node_ino(const void *key, size_t keylen);
 /*
  * Put n in the table, or find the node already there with its key (and
  * free n); either way its lookup count goes up by one. The caller replies
- * with the result to a lookup.
+ * with the result to a lookup. A node kept as a cell comes back as a copy
+ * in a buffer of the calling thread, valid until its next node_intern().
  */
 struct node *node_intern(struct node *n);
 
@@ -137,6 +161,9 @@ struct node *node_intern(struct node *n);
  * and invalidating a name under a stale id is harmless.
  */
 fuse_ino_t node_find(const void *key, size_t keylen);
+
+/* Nodes the kernel holds (the root aside), and how many are cells. */
+void node_count(size_t *nodes, size_t *cells);
 
 /* The kernel forgot nlookup references to nodeid. */
 void node_forget(fuse_ino_t nodeid, uint64_t nlookup);

@@ -102,7 +102,8 @@ static void
 odbfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct odbfs *fs = fs_of(req);
-	struct node *dir = node_get(parent), *n;
+	union node_buf nb;
+	struct node *dir = node_get(parent, &nb), *n;
 	struct fuse_entry_param e;
 	int ret;
 
@@ -141,7 +142,8 @@ odbfs_forget_multi(fuse_req_t req, size_t count,
 static void
 odbfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct node *n = node_get(ino);
+	union node_buf nb;
+	struct node *n = node_get(ino, &nb);
 	struct stat st;
 
 	(void)fi;
@@ -152,7 +154,8 @@ odbfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void
 odbfs_readlink(fuse_req_t req, fuse_ino_t ino)
 {
-	struct node *n = node_get(ino);
+	union node_buf nb;
+	struct node *n = node_get(ino, &nb);
 
 	if (!S_ISLNK(n->mode))
 		fuse_reply_err(req, EINVAL);
@@ -170,7 +173,8 @@ static void
 odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct odbfs *fs = fs_of(req);
-	struct node *n = node_get(ino);
+	union node_buf nb;
+	struct node *n = node_get(ino, &nb);
 	struct dirstream *d;
 	struct dirlist *l;
 	int ret = view_list(fs, n, &l);
@@ -206,7 +210,8 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct odbfs *fs = fs_of(req);
 	struct dirstream *d = (struct dirstream *)(uintptr_t)fi->fh;
 	struct dirlist *l = d->l;
-	struct node *dir = node_get(ino);
+	union node_buf nb;
+	struct node *dir = node_get(ino, &nb);
 	size_t used = 0, total = dirlist_count(l) + 2;
 	char name[OID_HEXSZ_MAX + 1], *buf;
 
@@ -303,7 +308,8 @@ static void
 odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct odbfs *fs = fs_of(req);
-	struct node *n = node_get(ino);
+	union node_buf nb;
+	struct node *n = node_get(ino, &nb);
 
 	if (S_ISDIR(n->mode)) {
 		fuse_reply_err(req, EISDIR);
@@ -329,7 +335,8 @@ static void
 odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi)
 {
-	struct node *n = node_get(ino);
+	union node_buf nb;
+	struct node *n = node_get(ino, &nb);
 	const unsigned char *data = (const unsigned char *)n->data;
 	uint64_t total = n->size;
 	struct reader *r = NULL;
@@ -421,10 +428,12 @@ static void
 odbfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	char buf[OID_HEXSZ_MAX + 1];
+	union node_buf nb;
 	const char *value;
 	size_t len;
 
-	value = xattr_value(fs_of(req), node_get(ino), name, buf, &len);
+	value = xattr_value(fs_of(req), node_get(ino, &nb), name, buf,
+	    &len);
 	if (!value)
 		fuse_reply_err(req, ENODATA);
 	else if (size == 0)
@@ -439,7 +448,8 @@ static void
 odbfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	static const char all[] = "user.git.type\0user.git.id\0user.git.mode";
-	struct node *n = node_get(ino);
+	union node_buf nb;
+	struct node *n = node_get(ino, &nb);
 	size_t len = n->type == OBJ_NONE ? 0 : n->git_mode ? sizeof(all) :
 	    sizeof("user.git.type") + sizeof("user.git.id");
 

@@ -1,12 +1,14 @@
 /*
  * stats: per-thread counters. Counted by ops.c and view.c, summed when
- * .odbfs/stats is looked up.
+ * .odbfs/stats is looked up, with the figures of the store and of the node
+ * table.
  */
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "node.h"
 #include "stats.h"
 
 /* More threads than this share the last slot, with atomic adds. */
@@ -68,6 +70,7 @@ stats_report(struct odb *odb, size_t *len)
 {
 	uint64_t sums[STAT_NR];
 	struct odb_stats st;
+	size_t nodes, cells;
 	char *text = NULL;
 	size_t cap = 0;
 	FILE *f = open_memstream(&text, &cap);
@@ -76,6 +79,7 @@ stats_report(struct odb *odb, size_t *len)
 		return NULL;
 	stats_sum(sums);
 	odb_stats(odb, &st);
+	node_count(&nodes, &cells);
 	for (int k = 0; k < STAT_NR; k++)
 		fprintf(f, "%s %llu\n", names[k], (unsigned long long)sums[k]);
 	fprintf(f, "snapshots_published %llu\npacks %llu\nloose_objects %llu\n"
@@ -83,6 +87,7 @@ stats_report(struct odb *odb, size_t *len)
 	    (unsigned long long)st.snapshots, (unsigned long long)st.packs,
 	    (unsigned long long)st.loose, (unsigned long long)st.cache_hits,
 	    (unsigned long long)st.cache_misses);
+	fprintf(f, "nodes %zu\ncells %zu\n", nodes, cells);
 	if (fclose(f) != 0) {
 		free(text);
 		return NULL;

@@ -34,8 +34,8 @@ void stats_add(enum stat_id id, uint64_t n);
 void stats_sum(uint64_t *sums);
 
 /*
- * .odbfs/stats: one "name value" line per counter and per store figure,
- * malloc'd, *len bytes; NULL when out of memory.
+ * .odbfs/stats: one "name value" line per counter, per store figure and
+ * per node table figure, malloc'd, *len bytes; NULL when out of memory.
  */
 char *stats_report(struct odb *odb, size_t *len);
 

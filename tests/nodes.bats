@@ -4,7 +4,9 @@
 # with odbfs 0.1.0 before its nodes were made smaller, and must not change
 # with any later version); the object each kind of node stands for; and
 # thousands of nodes, many of them forgotten as soon as they are used, so
-# the table grows and shrinks under the lookups.
+# the table grows and shrinks under the lookups; and thousands of objects,
+# whose nodes are kept small (cells), forgotten by the kernel and made
+# again with the same attributes.
 
 load lib
 
@@ -236,4 +238,86 @@ tag_targets() {
 	done
 	check_ids
 	kill -0 "$ODBFS_PID"
+}
+
+# node_stat NAME: the value of line NAME of $MNT/.odbfs/stats.
+node_stat() {
+	awk -v k="$1" '$1 == k { print $2 }' "$MNT/.odbfs/stats"
+}
+
+# cells_below N: fewer than N nodes are cells.
+cells_below() {
+	[ "$(node_stat cells)" -lt "$1" ]
+}
+
+# object_attrs: "ino size mtime mode name" of objects/<id> for each id.
+object_attrs() {
+	(cd "$MNT/objects" && xargs stat -c '%i %s %Y %f %n' --) \
+		<"$BATS_TEST_TMPDIR/ids"
+}
+
+# round_trip CELLS: thousands of objects of many sizes, looked up by name
+# and by listing, have git's sizes, the same inode numbers before and after
+# the kernel forgets them, and git's bytes; CELLS is whether their nodes
+# are cells (sha1) or not (sha256, whose ids a cell has no room for).
+round_trip() {
+	local cells=$1 n=3000 id before
+	# One awk, not a process a blob: blob i is about i * 37 % 5000 bytes.
+	awk -v n="$n" 'BEGIN { for (i = 1; i <= n; i++) {
+		s = sprintf("%*s%d\n", i * 37 % 5000, "", i); gsub(/ /, "x", s)
+		printf "blob\nmark :%d\ndata %d\n%s\n", i, length(s), s } }' |
+		git -C "$REPO" fast-import --quiet \
+		--export-marks="$BATS_TEST_TMPDIR/marks"
+	cut -d' ' -f2 "$BATS_TEST_TMPDIR/marks" >"$BATS_TEST_TMPDIR/ids"
+	git -C "$REPO" hash-object -w --stdin </dev/null >>"$BATS_TEST_TMPDIR/ids"
+	git -C "$REPO" cat-file --batch-check='%(objectsize) %(objectname)' \
+		<"$BATS_TEST_TMPDIR/ids" >"$BATS_TEST_TMPDIR/sizes"
+	mount_odbfs "$REPO" "$MNT"
+	object_attrs >"$BATS_TEST_TMPDIR/first"
+	awk '{ print $2, $5 }' "$BATS_TEST_TMPDIR/first" |
+		diff "$BATS_TEST_TMPDIR/sizes" -
+	# Files of mode 0444, of time 0, each its own inode.
+	[ "$(awk '{ print $3, $4 }' "$BATS_TEST_TMPDIR/first" | sort -u)" = \
+		"0 8124" ]
+	[ "$(awk '{ print $1 }' "$BATS_TEST_TMPDIR/first" | sort | uniq -d)" = "" ]
+	if [ "$cells" = yes ]; then
+		[ "$(node_stat cells)" -ge "$n" ]
+	else
+		[ "$(node_stat cells)" -eq 0 ]
+	fi
+	[ "$(node_stat nodes)" -ge "$n" ]
+	before="$(node_stat nodes) nodes, $(node_stat cells) cells"
+	if [ -w /proc/sys/vm/drop_caches ]; then
+		echo 2 >/proc/sys/vm/drop_caches
+		within_a_second cells_below 100
+		[ "$(node_stat nodes)" -lt 100 ]
+	fi
+	echo "# $before; then $(node_stat nodes) and $(node_stat cells)" >&3
+	# Again, by listing (readdirplus makes the nodes), then by name.
+	(cd "$MNT/objects" && find . -mindepth 2 -type f -printf '%i %s %f\n') |
+		awk 'NR == FNR { want[$1] = 1; next } $3 in want' \
+		"$BATS_TEST_TMPDIR/ids" - | sort -k3 >"$BATS_TEST_TMPDIR/listed"
+	awk '{ print $1, $2, $5 }' "$BATS_TEST_TMPDIR/first" | sort -k3 |
+		diff - "$BATS_TEST_TMPDIR/listed"
+	object_attrs | diff "$BATS_TEST_TMPDIR/first" -
+	for id in $(shuf -n 50 "$BATS_TEST_TMPDIR/ids") $(tail -n 1 \
+		"$BATS_TEST_TMPDIR/ids"); do
+		git -C "$REPO" cat-file blob "$id" | cmp - "$MNT/objects/$id"
+		[ "$(getfattr --only-values -n user.git.id \
+			"$MNT/objects/$id")" = "$id" ]
+		[ "$(getfattr --only-values -n user.git.type \
+			"$MNT/objects/$id")" = blob ]
+	done
+	check_ids
+	kill -0 "$ODBFS_PID"
+}
+
+@test "thousands of objects: forgotten and looked up again, the same files" {
+	make_repo "$REPO"
+	round_trip yes
+}
+
+@test "sha256: thousands of objects: forgotten and looked up again, the same files" {
+	make_repo "$REPO" --object-format=sha256
+	round_trip no
 }

@@ -1,7 +1,8 @@
 /*
- * main: runs every unit test suite of the store library (declared in
- * unit.h) and implements the TAP harness they report through. The plan
- * line comes last, as TAP allows, so suites need not count their checks.
+ * main: runs every unit test suite of the store library and fs/cell.c's
+ * (declared in unit.h) and implements the TAP harness they report
+ * through. The plan line comes last, as TAP allows, so suites need not
+ * count their checks.
  * Log output of the store is silenced: the tests feed it corrupt data on
  * purpose, and judge the return codes instead.
  */
@@ -141,6 +142,7 @@ main(void)
 		void (*run)(void);
 	} suites[] = {
 		{ "cache", test_cache },
+		{ "cell", test_cell },
 		{ "delta", test_delta },
 		{ "pack", test_pack },
 		{ "idx", test_idx },

@@ -1,5 +1,6 @@
 /*
- * unit: the harness of the store's C unit tests, and their suites.
+ * unit: the harness of the C unit tests of the store (and of fs/cell.c,
+ * which needs no FUSE), and their suites.
  *
  * Every check prints one TAP line, "ok N - what" or "not ok N - what";
  * main.c runs each suite in turn, prints the plan "1..N" last and exits
@@ -48,6 +49,7 @@ int unit_sh(const char *script, const char *dir);
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void test_cache(void);
+void test_cell(void);
 void test_delta(void);
 void test_idx(void);
 void test_loose(void);
