@@ -25,8 +25,13 @@ be32(const unsigned char *p)
 
 /* The delta types remembered: at most this many words a pack. */
 #define TYPES_MAX ((uint64_t)1 << 16)
-/* Offsets from here on are not remembered: (off + 1) << 3 must fit. */
-#define TYPES_OFF_MAX ((uint64_t)1 << 60)
+/* A word: offset + 1, then TYPES_DEPTH_BITS of depth, then 3 of type. */
+#define TYPES_DEPTH_BITS 14
+#define TYPES_SHIFT (TYPES_DEPTH_BITS + 3)
+/* Offsets from here on (64 TiB) are not remembered. */
+#define TYPES_OFF_MAX ((uint64_t)1 << (63 - TYPES_SHIFT))
+_Static_assert(OBJ_MAX_DELTA_DEPTH < 1 << TYPES_DEPTH_BITS,
+    "a chain's depth fits its bits");
 
 static atomic_uint_least64_t next_serial = 1;
 
@@ -59,24 +64,28 @@ types_slot(const struct pack *p, uint64_t off)
 }
 
 enum obj_type
-pack_delta_type(const struct pack *p, uint64_t off)
+pack_delta_type(const struct pack *p, uint64_t off, unsigned *depth)
 {
 	uint64_t w;
 
 	if (!p->types || off >= TYPES_OFF_MAX)
 		return OBJ_NONE;
 	w = atomic_load_explicit(types_slot(p, off), memory_order_relaxed);
-	return w >> 3 == off + 1 ? (enum obj_type)(w & 7) : OBJ_NONE;
+	if (w >> TYPES_SHIFT != off + 1)
+		return OBJ_NONE;
+	*depth = (unsigned)(w >> 3) & ((1u << TYPES_DEPTH_BITS) - 1);
+	return (enum obj_type)(w & 7);
 }
 
 void
-pack_delta_type_set(struct pack *p, uint64_t off, enum obj_type type)
+pack_delta_type_set(struct pack *p, uint64_t off, enum obj_type type,
+    unsigned depth)
 {
 	if (!p->types || off >= TYPES_OFF_MAX || type < OBJ_COMMIT ||
-	    type > OBJ_TAG)
+	    type > OBJ_TAG || depth == 0 || depth >> TYPES_DEPTH_BITS)
 		return;
-	atomic_store_explicit(types_slot(p, off), (off + 1) << 3 | type,
-	    memory_order_relaxed);
+	atomic_store_explicit(types_slot(p, off), (off + 1) << TYPES_SHIFT |
+	    (uint64_t)depth << 3 | type, memory_order_relaxed);
 }
 
 int

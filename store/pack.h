@@ -77,19 +77,23 @@ void pack_unref(struct pack *p);
 
 /*
  * What the delta entry at off resolves to (the type of the whole object at
- * the bottom of its chain), if remembered; else OBJ_NONE. Finding a
- * delta's type otherwise means parsing every entry of its chain: 25 on
- * average in a pack of history written by git's default --depth=50.
+ * the bottom of its chain) and how many deltas its chain holds, from it
+ * down, if remembered; else OBJ_NONE. Finding a delta's type otherwise
+ * means parsing every entry of its chain: 25 on average in a pack of
+ * history written by git's default --depth=50. The depth lets a walk
+ * that stops here still refuse a chain deeper than OBJ_MAX_DELTA_DEPTH.
  *
  * Each pack remembers in a lossy table of 64-bit words, each
- * (offset + 1) << 3 | type, written and read with relaxed atomics: a word
- * names its own offset, so a read never takes another entry's type, and a
- * pack never changes, so a remembered type is never stale.
+ * (offset + 1) << 17 | depth << 3 | type, written and read with relaxed
+ * atomics: a word names its own offset, so a read never takes another
+ * entry's, and a pack never changes, so what is remembered is never stale.
  */
-enum obj_type pack_delta_type(const struct pack *p, uint64_t off);
+enum obj_type pack_delta_type(const struct pack *p, uint64_t off,
+    unsigned *depth);
 
-/* Remember that the delta entry at off resolves to type. */
-void pack_delta_type_set(struct pack *p, uint64_t off, enum obj_type type);
+/* Remember that the delta entry at off resolves to type, depth deltas. */
+void pack_delta_type_set(struct pack *p, uint64_t off, enum obj_type type,
+    unsigned depth);
 
 /* Parse the entry header at off. */
 int pack_entry(const struct pack *p, uint64_t off, struct pack_entry *e);

@@ -44,6 +44,7 @@ struct chain {
 	size_t cached_len;
 	enum obj_type cached_type;
 	enum obj_type known;	/* or the bottom's type, remembered */
+	unsigned known_depth;	/* with known: deltas below the last step */
 };
 
 static void
@@ -79,6 +80,32 @@ chain_has(const struct chain *c, const struct pack *p, uint64_t off)
 	return false;
 }
 
+static int
+too_deep(const struct chain *c)
+{
+	return log_corrupt("%s: delta chain from offset %llu is deeper than %d",
+	    c->steps[0].pack->path, (unsigned long long)c->steps[0].e.off,
+	    OBJ_MAX_DELTA_DEPTH);
+}
+
+/*
+ * Does at's pack remember the type at the bottom of at's chain? Then c
+ * ends there (c->known), unless that makes it too deep.
+ */
+static int
+remembered(struct chain *c, const struct objloc *at)
+{
+	unsigned depth;
+
+	if (!at->pack || (c->known = pack_delta_type(at->pack, at->off,
+	    &depth)) == OBJ_NONE)
+		return 0;
+	if (c->nr + depth > OBJ_MAX_DELTA_DEPTH)
+		return too_deep(c);
+	c->known_depth = depth;
+	return 1;
+}
+
 /*
  * Follow loc down to a whole object, recording every delta on the way.
  * With cache, stop early at an object the cache holds; with types_only,
@@ -107,17 +134,13 @@ chain_walk(const struct snapshot *s, const struct objloc *loc, struct chain *c,
 			return 0;
 		}
 		if (c->nr >= OBJ_MAX_DELTA_DEPTH)
-			return log_corrupt("%s: delta chain from offset %llu is "
-			    "deeper than %d", at.pack->path,
-			    (unsigned long long)c->steps[0].e.off,
-			    OBJ_MAX_DELTA_DEPTH);
+			return too_deep(c);
 		if ((ret = chain_push(c, at.pack, &e)) < 0)
 			return ret;
 		if (e.type == OBJ_OFS_DELTA) {
 			at.off = e.base_off;
-			if (types_only && (c->known = pack_delta_type(at.pack,
-			    at.off)) != OBJ_NONE)
-				return 0;
+			if (types_only && (ret = remembered(c, &at)) != 0)
+				return ret < 0 ? ret : 0;
 			continue;
 		}
 		if (!snapshot_find(s, e.base_oid, &at)) {
@@ -133,9 +156,8 @@ chain_walk(const struct snapshot *s, const struct objloc *loc, struct chain *c,
 			    "a cycle through offset %llu", at.pack->path,
 			    (unsigned long long)e.off,
 			    (unsigned long long)at.off);
-		if (types_only && at.pack && (c->known = pack_delta_type(
-		    at.pack, at.off)) != OBJ_NONE)
-			return 0;
+		if (types_only && (ret = remembered(c, &at)) != 0)
+			return ret < 0 ? ret : 0;
 	}
 	c->base = at;
 	return 0;
@@ -198,7 +220,7 @@ unpack_info(const struct snapshot *s, const struct objloc *loc,
 		goto out;
 	for (size_t i = 0; i < c.nr; i++)
 		pack_delta_type_set(c.steps[i].pack, c.steps[i].e.off,
-		    info->type);
+		    info->type, (unsigned)(c.nr - i) + c.known_depth);
 	/* The result size is in the header of the topmost delta. */
 	ret = zio_inflate_prefix(c.steps[0].e.data, c.steps[0].e.datalen, head,
 	    sizeof(head), &got, &why);

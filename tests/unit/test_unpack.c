@@ -4,8 +4,9 @@
  * deep, plus the trees and commits. Every object's type and size must be
  * what git cat-file --batch-check says, on a first pass (no delta's type
  * remembered yet) and a second (remembered). The pack's table of types
- * (pack_delta_type) must never give one offset's type for another, and
- * must ignore what it cannot hold.
+ * (pack_delta_type) must never give one offset's type or depth for
+ * another's, and must ignore what it cannot hold. (That a remembered depth
+ * still bounds a chain is tests/hostile.bats' "chain of 10000 deltas".)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -82,6 +83,7 @@ static size_t
 remembered(const struct snapshot *s, const struct want *w, size_t n,
     size_t *deltas)
 {
+	unsigned depth;
 	size_t k = 0;
 
 	*deltas = 0;
@@ -94,7 +96,7 @@ remembered(const struct snapshot *s, const struct want *w, size_t n,
 			continue;
 		if (e.type == OBJ_OFS_DELTA || e.type == OBJ_REF_DELTA)
 			(*deltas)++;
-		if (pack_delta_type(loc.pack, loc.off) != OBJ_NONE)
+		if (pack_delta_type(loc.pack, loc.off, &depth) != OBJ_NONE)
 			k++;
 	}
 	return k;
@@ -106,27 +108,38 @@ check_table(struct pack *p)
 {
 	const uint64_t base = (uint64_t)1 << 40, n = 100000;
 	size_t wrong = 0, kept = 0;
+	unsigned depth = 0;
 
-	pack_delta_type_set(p, (uint64_t)1 << 60, OBJ_BLOB);
-	check_int(pack_delta_type(p, (uint64_t)1 << 60), OBJ_NONE,
-	    "an offset of 2^60 is not remembered");
-	pack_delta_type_set(p, base - 1, OBJ_OFS_DELTA);
-	check_int(pack_delta_type(p, base - 1), OBJ_NONE,
+	pack_delta_type_set(p, (uint64_t)1 << 46, OBJ_BLOB, 1);
+	check_int(pack_delta_type(p, (uint64_t)1 << 46, &depth), OBJ_NONE,
+	    "an offset of 2^46 is not remembered");
+	pack_delta_type_set(p, base - 1, OBJ_OFS_DELTA, 1);
+	check_int(pack_delta_type(p, base - 1, &depth), OBJ_NONE,
 	    "a delta type is not a type to remember");
+	pack_delta_type_set(p, base - 2, OBJ_BLOB, 0);
+	pack_delta_type_set(p, base - 3, OBJ_BLOB, 1 << 14);
+	check(pack_delta_type(p, base - 2, &depth) == OBJ_NONE &&
+	    pack_delta_type(p, base - 3, &depth) == OBJ_NONE,
+	    "depths 0 and 2^14 are not remembered");
+	pack_delta_type_set(p, base - 4, OBJ_TAG, OBJ_MAX_DELTA_DEPTH);
+	check(pack_delta_type(p, base - 4, &depth) == OBJ_TAG &&
+	    depth == OBJ_MAX_DELTA_DEPTH, "the deepest chain allowed is");
 	/* More offsets than words: most collide, none is mistaken. */
 	for (uint64_t k = 0; k < n; k++)
-		pack_delta_type_set(p, base + k, k % 2 ? OBJ_TREE : OBJ_BLOB);
+		pack_delta_type_set(p, base + k, k % 2 ? OBJ_TREE : OBJ_BLOB,
+		    (unsigned)(k % 5000) + 1);
 	for (uint64_t k = 0; k < n; k++) {
-		enum obj_type t = pack_delta_type(p, base + k);
+		enum obj_type t = pack_delta_type(p, base + k, &depth);
 
-		if (t != OBJ_NONE && t != (k % 2 ? OBJ_TREE : OBJ_BLOB))
+		if (t != OBJ_NONE && (t != (k % 2 ? OBJ_TREE : OBJ_BLOB) ||
+		    depth != k % 5000 + 1))
 			wrong++;
 		kept += t != OBJ_NONE;
-		if (pack_delta_type(p, base + n + k) != OBJ_NONE)
+		if (pack_delta_type(p, base + n + k, &depth) != OBJ_NONE)
 			wrong++;
 	}
-	check_int((long long)wrong, 0, "no offset takes another's type "
-	    "(%zu of %llu kept)", kept, (unsigned long long)n);
+	check_int((long long)wrong, 0, "no offset takes another's type or "
+	    "depth (%zu of %llu kept)", kept, (unsigned long long)n);
 	check(kept > 0, "the table keeps some");
 }
 
