@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ahead.h"
 #include "log.h"
@@ -39,7 +40,8 @@ struct entry {
 struct ahead_list {
 	unsigned refs;		/* protected by lock, like every field */
 	bool listed;		/* in recent[] */
-	struct entry *v;
+	bool closed;		/* the stream is gone: n is final */
+	struct entry *v;	/* LIST_MAX, mapped; see grow_locked() */
 	size_t n, alloc;
 	uint32_t *map;		/* 2 * alloc slots: position + 1, or 0 */
 	size_t rawsz;
@@ -73,9 +75,40 @@ put_locked(struct ahead_list *l)
 {
 	if (--l->refs)
 		return;
-	free(l->v);
+	if (l->v)
+		munmap(l->v, LIST_MAX * sizeof(*l->v));
 	free(l->map);
 	free(l);
+}
+
+/* Take l out of recent[], and drop that reference. */
+static void
+unlist_locked(struct ahead_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < LISTS && recent[i] != l; i++)
+		;
+	if (i == LISTS)
+		return;
+	memmove(&recent[i], &recent[i + 1], (LISTS - 1 - i) *
+	    sizeof(recent[0]));
+	recent[LISTS - 1] = NULL;
+	l->listed = false;
+	put_locked(l);
+}
+
+/*
+ * A listing whose stream is closed and whose last file has been pushed
+ * has nothing left to give: what it holds can go now rather than when
+ * newer listings push it out (a walk of a million objects would otherwise
+ * end holding the largest ones).
+ */
+static void
+drop_if_done_locked(struct ahead_list *l)
+{
+	if (l->listed && l->closed && l->reads >= 2 && l->next >= l->n)
+		unlist_locked(l);
 }
 
 void
@@ -84,6 +117,8 @@ ahead_list_put(struct ahead_list *l)
 	if (!l)
 		return;
 	pthread_mutex_lock(&lock);
+	l->closed = true;
+	drop_if_done_locked(l);
 	put_locked(l);
 	pthread_mutex_unlock(&lock);
 }
@@ -126,17 +161,27 @@ map_put(uint32_t *map, size_t nslots, uint64_t ino, size_t pos)
 	map[s] = (uint32_t)(pos + 1);
 }
 
-/* Make room for one more entry; false when out of memory. */
+/*
+ * Make room for one more entry; false when out of memory. The entries
+ * are mapped for LIST_MAX at once and take memory as they are written:
+ * growing them through malloc would free chunks of over 128 KiB, which
+ * raises glibc's trim threshold for good, and each thread's arena then
+ * keeps megabytes it no longer uses. The map stays under 64 KiB.
+ */
 static bool
 grow_locked(struct ahead_list *l)
 {
 	size_t na = l->alloc ? 2 * l->alloc : 64;
-	struct entry *v;
 	uint32_t *map;
+	void *v;
 
-	if (!(v = realloc(l->v, na * sizeof(*v))))
-		return false;
-	l->v = v;
+	if (!l->v) {
+		v = mmap(NULL, LIST_MAX * sizeof(*l->v), PROT_READ |
+		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (v == MAP_FAILED)
+			return false;
+		l->v = v;
+	}
 	if (!(map = calloc(2 * na, sizeof(*map))))
 		return false;
 	for (size_t i = 0; i < l->n; i++)
@@ -315,6 +360,7 @@ run(void *arg)
 		pthread_mutex_lock(&lock);
 		if ((l->window_bytes += bytes) >= WINDOW_BYTES)
 			l->end = l->next;
+		drop_if_done_locked(l);
 		put_locked(l);
 	}
 	pthread_mutex_unlock(&lock);
