@@ -50,6 +50,15 @@ stat_of() {
 	awk -v k="$2" '$1 == k { print $2 }' "$1/.odbfs/stats"
 }
 
+# settle MNT NAME N: wait (5 s at most) until counter NAME reaches N, as
+# the thread that pushes works on.
+settle() {
+	for _ in $(seq 1 100); do
+		[ "$(stat_of "$1" "$2")" -ge "$3" ] && return 0
+		sleep 0.05
+	done
+}
+
 # walk DIR PATH: list DIR as a walk does, then read its files in one cat,
 # in the order listed, and compare that with git's blobs HEAD:PATH/*.
 # Prints how many files were read.
@@ -95,10 +104,7 @@ walk() {
 	ls -l "$dir" >/dev/null
 	cat "$dir/f001" "$dir/f002" >/dev/null
 	# Two reads make a walk: f003 to f258 are pushed, one window.
-	for _ in $(seq 1 100); do
-		[ "$(stat_of "$MNT" pushes)" -ge 256 ] && break
-		sleep 0.05
-	done
+	settle "$MNT" pushes 256
 	[ "$(stat_of "$MNT" pushes)" -eq 256 ]
 	# Each look at the counters is itself one read, counted after.
 	reads=$(stat_of "$MNT" reads)
@@ -119,10 +125,7 @@ walk() {
 	cat "$dir/a-small" "$dir/b-page-less-one" >/dev/null
 	# The other five: three pushed; the empty one and the large one
 	# rebuilt, the large one kept for the reads to come.
-	for _ in $(seq 1 100); do
-		[ "$(stat_of "$MNT" rebuilds)" -ge 7 ] && break
-		sleep 0.05
-	done
+	settle "$MNT" rebuilds 7
 	[ "$(stat_of "$MNT" pushes)" -eq 3 ]
 	run -0 walk "$dir" few
 	[ "$output" -eq 7 ]
