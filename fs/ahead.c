@@ -4,7 +4,8 @@
  * A listing remembers up to LIST_MAX files, each with a small hash from
  * st_ino to its place, so that the read handler finds which listing (if
  * any) a file came from in a few probes. The LISTS most recently used are
- * kept. Each has a window [next, end) of files to push; a read that lands
+ * kept, until their stream is closed and their last file pushed. Each
+ * has a window [next, end) of files to push; a read that lands
  * at or past end, once the listing has seen two reads, opens the next one.
  * The thread takes one file at a time under the mutex and rebuilds and
  * pushes it without; node_hold() keeps the node from being freed (and its
@@ -27,7 +28,7 @@
 #define LIST_MAX 8192		/* files remembered in one listing */
 #define WINDOW 256		/* files pushed at a time */
 #define WINDOW_BYTES ((uint64_t)8 << 20)
-/* Larger files are read with the kernel's own readahead, 128 KiB a time. */
+/* Larger files are left to the kernel's own readahead. */
 #define FILE_MAX ((uint64_t)1 << 20)
 
 struct entry {
