@@ -6,8 +6,11 @@
 #ifndef ODBFS_OID_H
 #define ODBFS_OID_H
 
+#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #define OID_RAWSZ_SHA1 20
 #define OID_RAWSZ_SHA256 32
@@ -17,6 +20,21 @@
 struct oid {
 	unsigned char raw[OID_RAWSZ_MAX];
 };
+
+/*
+ * An id's first eight bytes as a big-endian number: one load and a byte
+ * swap. The lookup path starts here (the snapshot's filter, the pack
+ * table), and a byte loop, which gcc -O2 keeps as a loop, made a packed
+ * hit a third slower in bench/lookup.
+ */
+static inline uint64_t
+oid_prefix64(const unsigned char *raw)
+{
+	uint64_t v;
+
+	memcpy(&v, raw, sizeof(v));
+	return be64toh(v);
+}
 
 /* 0..15 for a lowercase hex digit, -1 for anything else. */
 int hexval(char c);

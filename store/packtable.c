@@ -9,12 +9,12 @@
  *     home = first k bits of the id     one slot, likely one cache line
  *     tag match -> idx_oid() compare    one id in the pack's index
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "oid.h"
 #include "packtable.h"
 
 #define SLOT_PACK_SHIFT 48
@@ -40,16 +40,6 @@ struct packtable {
 	size_t npacks;
 	struct ptpack packs[];	/* [0] unused: pack 0 marks empty slots */
 };
-
-/* An id's first eight bytes: home in the high bits, tag in the low 16. */
-static inline uint64_t
-key_of(const unsigned char *raw)
-{
-	uint64_t v;
-
-	memcpy(&v, raw, sizeof(v));
-	return be64toh(v);
-}
 
 /*
  * Zeroed memory for the slots, aligned to a huge page when it spans one
@@ -92,7 +82,7 @@ fill_range(struct packtable *t, size_t p, uint32_t lo, uint32_t hi,
 	const struct idx *idx = &t->packs[p].pack->idx;
 
 	for (uint32_t pos = lo; pos < hi; pos++) {
-		uint64_t key = key_of(idx_oid(idx, pos));
+		uint64_t key = oid_prefix64(idx_oid(idx, pos));
 		size_t i = (size_t)(key >> t->shift);
 		unsigned d = 0;
 
@@ -206,7 +196,8 @@ bool
 packtable_find(const struct packtable *t, const unsigned char *raw,
     struct pack **pack, uint32_t *pos)
 {
-	uint64_t key = key_of(raw), tag = (key & 0xffff) << SLOT_TAG_SHIFT;
+	/* The id's first 8 bytes: home in the high bits, tag in the low 16. */
+	uint64_t key = oid_prefix64(raw), tag = (key & 0xffff) << SLOT_TAG_SHIFT;
 	size_t i = (size_t)(key >> t->shift);
 
 	/* No id sits further than maxprobe - 1 from its home. */

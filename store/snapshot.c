@@ -11,7 +11,6 @@
  *     looseset_find()            -> fan-out, binary search
  */
 #include <dirent.h>
-#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,25 +25,10 @@
 #define FILTER_MIN_BITS 16
 #define FILTER_MAX_BITS 28
 
-/*
- * An id's first eight bytes, big-endian: one load and a byte swap. Every
- * lookup starts here, and a byte loop (which gcc -O2 keeps as a loop) made
- * a packed hit a third slower in bench/lookup: fewer instructions per
- * lookup let more lookups' memory accesses overlap.
- */
-static inline uint64_t
-prefix64(const unsigned char *raw)
-{
-	uint64_t v;
-
-	memcpy(&v, raw, sizeof(v));
-	return be64toh(v);
-}
-
 static inline void
 filter_set(struct snapshot *s, const unsigned char *raw)
 {
-	uint64_t bit = prefix64(raw) >> (64 - s->filter_bits);
+	uint64_t bit = oid_prefix64(raw) >> (64 - s->filter_bits);
 
 	s->filter[bit / 64] |= (uint64_t)1 << (bit % 64);
 }
@@ -52,7 +36,7 @@ filter_set(struct snapshot *s, const unsigned char *raw)
 static inline bool
 filter_has(const struct snapshot *s, const unsigned char *raw)
 {
-	uint64_t bit = prefix64(raw) >> (64 - s->filter_bits);
+	uint64_t bit = oid_prefix64(raw) >> (64 - s->filter_bits);
 
 	return s->filter[bit / 64] >> (bit % 64) & 1;
 }
