@@ -157,8 +157,8 @@ struct node *node_intern(struct node *n);
 
 /*
  * The node id of the node with this key, or 0 if the kernel does not know
- * it. Only for cache invalidation: the node may be forgotten meanwhile,
- * and invalidating a name under a stale id is harmless.
+ * it. A hint: the node may be forgotten meanwhile. Invalidating a name
+ * under a stale id is harmless; anything more takes node_hold().
  */
 fuse_ino_t node_find(const void *key, size_t keylen);
 

@@ -277,18 +277,21 @@ tree_find(const struct node *dir, const char *name)
 }
 
 /*
- * A node for a file or symlink of a tree: its inode number comes from the
- * key (object and mode), but the same blob under two commits carries two
- * times, so the time is part of what makes the node.
+ * A node whose inode number comes from the key's first klen bytes, made
+ * distinct from others with that number by an 8-byte stamp after them:
+ * the same blob under two commits carries two times, so the commit's time
+ * is part of what makes a file or symlink of a tree; .odbfs/stats is made
+ * anew at each lookup, with a count.
  */
 static struct node *
-timed_node(enum node_kind kind, unsigned char *key, size_t klen, int64_t time)
+stamped_node(enum node_kind kind, unsigned char *key, size_t klen,
+    uint64_t stamp)
 {
 	uint64_t ino = node_ino(key, klen);
 	struct node *n;
 
-	memcpy(key + klen, &time, sizeof(time));
-	if ((n = node_new(kind, key, klen + sizeof(time))))
+	memcpy(key + klen, &stamp, sizeof(stamp));
+	if ((n = node_new(kind, key, klen + sizeof(stamp))))
 		n->ino = ino;
 	return n;
 }
@@ -337,7 +340,8 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 		klen = id_key(key, 'B', e->id, fs->rawsz);
 		memcpy(key + klen, &e->mode, sizeof(e->mode));
 		klen += sizeof(e->mode);
-		if (!(n = timed_node(NODE_BLOB, key, klen, dir->time)))
+		if (!(n = stamped_node(NODE_BLOB, key, klen,
+		    (uint64_t)dir->time)))
 			return -ENOMEM;
 		n->type = OBJ_BLOB;
 		n->git_mode = (uint16_t)e->mode;
@@ -359,8 +363,8 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 			return log_corrupt("%s/%s: symlink target %s holds a "
 			    "NUL byte", dir->path, e->name, hex);
 		}
-		n = timed_node(NODE_SYMLINK, key, id_key(key, 'S', e->id,
-		    fs->rawsz), dir->time);
+		n = stamped_node(NODE_SYMLINK, key, id_key(key, 'S', e->id,
+		    fs->rawsz), (uint64_t)dir->time);
 		if (n && (n->data = malloc((size_t)info.size + 1))) {
 			memcpy(n->data, buf, (size_t)info.size);
 			n->data[info.size] = '\0';
@@ -687,19 +691,15 @@ stats_file(struct odbfs *fs, struct node **out)
 {
 	static atomic_uint_least64_t generation;
 	unsigned char key[KEY_MAX];
-	uint64_t gen = atomic_fetch_add(&generation, 1);
-	size_t len = path_key(key, 'M', ".odbfs/stats");
-	uint64_t ino = node_ino(key, len);
 	struct node *n;
 
-	memcpy(key + len, &gen, sizeof(gen));
-	if (!(n = node_new(NODE_STATS, key, len + sizeof(gen))))
+	if (!(n = stamped_node(NODE_STATS, key, path_key(key, 'M',
+	    ".odbfs/stats"), atomic_fetch_add(&generation, 1))))
 		return -ENOMEM;
 	if (!(n->data = stats_report(fs->odb, &n->size))) {
 		node_free(n);
 		return -ENOMEM;
 	}
-	n->ino = ino;
 	n->mode = S_IFREG | 0444;
 	n->moving = true;
 	return intern(n, out);
@@ -1066,10 +1066,10 @@ dirlist_entry(const struct dirlist *l, size_t i, char *buf, mode_t *type,
 fuse_ino_t
 dirlist_known(const struct dirlist *l, size_t i)
 {
+	const unsigned char *id = dirlist_id(l, i);
 	unsigned char key[KEY_MAX];
 
-	return l->ids ? node_find(key, id_key(key, 'O', l->ids + i * l->rawsz,
-	    l->rawsz)) : 0;
+	return id ? node_find(key, id_key(key, 'O', id, l->rawsz)) : 0;
 }
 
 const unsigned char *
