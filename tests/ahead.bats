@@ -46,10 +46,6 @@ teardown() {
 	unmount_odbfs "$MNT"
 }
 
-stat_of() {
-	awk -v k="$2" '$1 == k { print $2 }' "$1/.odbfs/stats"
-}
-
 # settle MNT NAME N: wait (5 s at most) until counter NAME reaches N, as
 # the thread that pushes works on.
 settle() {

@@ -131,6 +131,11 @@ make_history() {
 		add_commits "$repo" 1 20
 }
 
+# stat_of MNT NAME: the value of counter NAME in MNT/.odbfs/stats.
+stat_of() {
+	awk -v k="$2" '$1 == k { print $2 }' "$1/.odbfs/stats"
+}
+
 # within_a_second CMD...: CMD succeeds within one second.
 within_a_second() {
 	local start=${EPOCHREALTIME/./}

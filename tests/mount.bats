@@ -340,11 +340,6 @@ assert_not_mounted() {
 	[ "$output" = 0 ]
 }
 
-# stat_of MNT NAME: the value of counter NAME in MNT/.odbfs/stats.
-stat_of() {
-	awk -v k="$2" '$1 == k { print $2 }' "$1/.odbfs/stats"
-}
-
 @test "a file the kernel has read is read again with no request to odbfs" {
 	id=$(git -C "$REPO" rev-parse HEAD:README)
 	mount_odbfs "$REPO" "$MNT"

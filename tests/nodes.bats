@@ -240,14 +240,9 @@ tag_targets() {
 	kill -0 "$ODBFS_PID"
 }
 
-# node_stat NAME: the value of line NAME of $MNT/.odbfs/stats.
-node_stat() {
-	awk -v k="$1" '$1 == k { print $2 }' "$MNT/.odbfs/stats"
-}
-
 # cells_below N: fewer than N nodes are cells.
 cells_below() {
-	[ "$(node_stat cells)" -lt "$1" ]
+	[ "$(stat_of "$MNT" cells)" -lt "$1" ]
 }
 
 # object_attrs: "ino size mtime mode name" of objects/<id> for each id.
@@ -281,18 +276,18 @@ round_trip() {
 		"0 8124" ]
 	[ "$(awk '{ print $1 }' "$BATS_TEST_TMPDIR/first" | sort | uniq -d)" = "" ]
 	if [ "$cells" = yes ]; then
-		[ "$(node_stat cells)" -ge "$n" ]
+		[ "$(stat_of "$MNT" cells)" -ge "$n" ]
 	else
-		[ "$(node_stat cells)" -eq 0 ]
+		[ "$(stat_of "$MNT" cells)" -eq 0 ]
 	fi
-	[ "$(node_stat nodes)" -ge "$n" ]
-	before="$(node_stat nodes) nodes, $(node_stat cells) cells"
+	[ "$(stat_of "$MNT" nodes)" -ge "$n" ]
+	before="$(stat_of "$MNT" nodes) nodes, $(stat_of "$MNT" cells) cells"
 	if [ -w /proc/sys/vm/drop_caches ]; then
 		echo 2 >/proc/sys/vm/drop_caches
 		within_a_second cells_below 100
-		[ "$(node_stat nodes)" -lt 100 ]
+		[ "$(stat_of "$MNT" nodes)" -lt 100 ]
 	fi
-	echo "# $before; then $(node_stat nodes) and $(node_stat cells)" >&3
+	echo "# $before; then $(stat_of "$MNT" nodes) and $(stat_of "$MNT" cells)" >&3
 	# Again, by listing (readdirplus makes the nodes), then by name.
 	(cd "$MNT/objects" && find . -mindepth 2 -type f -printf '%i %s %f\n') |
 		awk 'NR == FNR { want[$1] = 1; next } $3 in want' \

@@ -53,11 +53,11 @@ teardown() {
 
 @test ".odbfs/stats counts exactly the misses a client made" {
 	mount_odbfs "$repo" "$mnt" -o negative_timeout=0
-	before=$(awk '$1 == "misses" { print $2 }' "$mnt/.odbfs/stats")
+	before=$(stat_of "$mnt" misses)
 	for i in $(seq 1 25); do
 		! [ -e "$mnt/objects/$(printf '%040x' "$i")" ]
 	done
-	after=$(awk '$1 == "misses" { print $2 }' "$mnt/.odbfs/stats")
+	after=$(stat_of "$mnt" misses)
 	[ $((after - before)) -eq 25 ]
 	# Hits and bytes follow reads.
 	cat "$mnt/objects/$(git -C "$repo" rev-parse HEAD:a)" >/dev/null
