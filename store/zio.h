@@ -39,7 +39,8 @@ struct zio_stream {
 	const unsigned char *src;
 	size_t srclen;
 	size_t consumed;
-	int ended;
+	uint32_t adler;		/* of the bytes inflated so far */
+	enum { ZIO_HEADER, ZIO_BODY, ZIO_ENDED } state;
 };
 
 int zio_stream_init(struct zio_stream *s, const unsigned char *src,

@@ -207,6 +207,71 @@ test_damage(void)
 	free(z);
 }
 
+/* Give the stream at z the header cmf, with its check bits right. */
+static void
+set_header(unsigned char *z, unsigned cmf)
+{
+	unsigned flg = z[1] & 0xe0;
+
+	z[0] = (unsigned char)cmf;
+	z[1] = (unsigned char)(flg | (31 - (cmf << 8 | flg) % 31) % 31);
+}
+
+/* zio_stream_read() all of z; 0 if it gave exactly d[0..len). */
+static long
+stream_all(const unsigned char *z, size_t zlen, const unsigned char *d,
+    size_t len)
+{
+	struct zio_stream s;
+	unsigned char buf[4096];
+	size_t have = 0;
+	const char *why;
+	long n;
+
+	zio_stream_init(&s, z, zlen);
+	while ((n = zio_stream_read(&s, buf, sizeof(buf), &why)) > 0) {
+		if (have + (size_t)n > len || memcmp(buf, d + have, (size_t)n))
+			n = -1;
+		have += (size_t)n;
+	}
+	zio_stream_end(&s);
+	return n < 0 ? n : have == len ? 0 : -1;
+}
+
+/*
+ * The header names the window. A stream made with a 32 KiB window whose
+ * header is changed to claim 512 bytes refers further back than that:
+ * zlib refuses it, and so must zio's stream, which reads the header
+ * itself. (libdeflate, for objects of up to 1 MiB, takes any window of
+ * up to 32 KiB: the bytes are the same.)
+ */
+static void
+test_window(void)
+{
+	size_t len = 16384, zlen;
+	unsigned char *d = make_data(len, 3), *z;
+
+	/* noise at 4 KiB, again 8 KiB later */
+	memcpy(d + 12288, d + 4096, 2048);
+	z = deflate_buf(d, len, 9, &zlen);
+	check_int(stream_all(z, zlen, d, len), 0,
+	    "a stream with a 32 KiB window streams");
+	set_header(z, 0x78);
+	check_int(stream_all(z, zlen, d, len), 0,
+	    "  and again with the header rewritten as it was");
+	set_header(z, 0x18);	/* deflate, a window of 2^(1+8) bytes */
+	check_int(stream_all(z, zlen, d, len), CORRUPT,
+	    "  with a header claiming a 512-byte window: refused");
+	set_header(z, 0x88);	/* a window of 2^16: no such thing */
+	check_int(stream_all(z, zlen, d, len), CORRUPT,
+	    "  with a header claiming 64 KiB: refused");
+	set_header(z, 0x77);	/* compression method 7 */
+	check_int(stream_all(z, zlen, d, len), CORRUPT,
+	    "  with a method other than deflate: refused");
+	free(z);
+	free(d);
+}
+
 static void
 test_claims(void)
 {
@@ -391,6 +456,18 @@ test_stream(void)
 	    "a stream of garbage fails");
 	zio_stream_end(&s);
 
+	/* zio checks the adler32 itself: a wrong one, read in pieces */
+	zb[zbig - 2] ^= 0x10;
+	have = 0;
+	zio_stream_init(&s, zb, zbig);
+	while ((n = zio_stream_read(&s, buf, sizeof(buf), &why)) > 0)
+		have += (size_t)n;
+	check(n == CORRUPT && have + sizeof(buf) >= big && why &&
+	    strstr(why, "adler32"),
+	    "a streamed %zu bytes with a wrong adler32 fail at the end (%s)",
+	    big, why ? why : "no reason");
+	zio_stream_end(&s);
+
 	free(zb);
 	free(db);
 	free(z);
@@ -402,6 +479,7 @@ test_zio(void)
 {
 	test_exact();
 	test_damage();
+	test_window();
 	test_claims();
 	test_dict();
 	test_prefix();
