@@ -7,7 +7,8 @@
  * undeltified pack entry) is inflated as it is read, keeping a window of
  * recent bytes so that reads slightly out of order (the kernel's readahead
  * on several threads) do not restart the stream; memory stays bounded
- * whatever the object's size.
+ * whatever the object's size. The stream can be inflated ahead of the
+ * reads (reader_prefetch()).
  *
  * A reader keeps its pack (or loose file) mapped until reader_close(), so
  * it goes on reading correct bytes after git deletes the file.
@@ -43,6 +44,17 @@ const unsigned char *reader_data(const struct reader *r);
  * only at the end of the object) or a negative error. Thread-safe.
  */
 ssize_t reader_read(struct reader *r, void *buf, size_t len, uint64_t off);
+
+/*
+ * For a streamed object: inflate up to max more bytes, if the window has
+ * not reached upto yet and has room without dropping what the latest
+ * read may still want. Returns how many came (0: nothing to do, or no
+ * room until a read moves on) or a negative error, which the reads then
+ * return. Does nothing for a stream no read has started. Thread-safe, so
+ * that another thread can inflate what the next read will want while the
+ * last read's bytes are copied out.
+ */
+long reader_prefetch(struct reader *r, uint64_t upto, size_t max);
 
 /*
  * A reader is reference counted: reader_open() gives one reference,

@@ -149,6 +149,7 @@ main(void)
 		{ "packtable", test_packtable },
 		{ "snapshot", test_snapshot },
 		{ "unpack", test_unpack },
+		{ "reader", test_reader },
 		{ "zio", test_zio },
 		{ "loose", test_loose },
 	};

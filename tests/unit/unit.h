@@ -55,6 +55,7 @@ void test_idx(void);
 void test_loose(void);
 void test_pack(void);
 void test_packtable(void);
+void test_reader(void);
 void test_snapshot(void);
 void test_unpack(void);
 void test_zio(void);
