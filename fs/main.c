@@ -175,9 +175,10 @@ usage(const char *prog)
 	    "    -o loglevel=LEVEL      error, warn, info (default) or debug\n"
 	    "    -o verify              hash every object read; EIO if it does "
 	    "not match its id\n"
-	    "    -o noahead             do not rebuild the files a walk will "
-	    "read\n"
-	    "                           before it reads them\n\n",
+	    "    -o noahead             do not read ahead: neither the files "
+	    "a walk\n"
+	    "                           will read nor a large file's next "
+	    "bytes\n\n",
 	    prog);
 }
 
@@ -312,6 +313,9 @@ main(int argc, char **argv)
 		    "ahead: %s", strerror(-err));
 	else
 		fs.ahead = !conf.noahead;
+	if (!conf.noahead && (err = readers_start()) < 0)
+		log_msg(LOGL_WARN, "cannot start the thread that inflates "
+		    "large objects ahead: %s", strerror(-err));
 	if (opts.singlethread) {
 		ret = fuse_session_loop(se);
 	} else {

@@ -392,8 +392,10 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		goto out;
 	}
 	got = reader_read(r, buf, size, (uint64_t)off);
-	if (got > 0)
+	if (got > 0) {
+		readers_prefetch(r, (uint64_t)off + (uint64_t)got);
 		stats_add(STAT_BYTES, (uint64_t)got);
+	}
 	if (got < 0)
 		fuse_reply_err(req, to_errno((int)got));
 	else

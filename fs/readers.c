@@ -3,6 +3,12 @@
  * evicted least recently used. Called by ops.c's read handler only; the
  * mutex is held to scan and to swap entries, never while an object is
  * rebuilt.
+ *
+ * And one thread that inflates a streamed object ahead of its reads. The
+ * kernel asks for the next piece of a file only once its reader has the
+ * last one, so without it a large object's inflating and the kernel's
+ * copying of it into the page cache take turns on one core; with it,
+ * they run side by side.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -29,6 +35,23 @@ struct slot {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot slots[SLOTS];	/* protected by lock */
 static uint64_t held, clock_;		/* protected by lock */
+
+/*
+ * Inflated per turn of the prefetching thread, so that a read waits
+ * little for the lock; and how far past a read: the window holds a chunk
+ * before the read and three from its start.
+ */
+#define STEP ((size_t)256 << 10)
+#define AHEAD (2 * READER_CHUNK)
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t thread;
+	bool running, stop;
+	struct reader *r;	/* a reference, or NULL: nothing to do */
+	uint64_t upto;
+} pf = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
 static struct slot *
 find_locked(const unsigned char *raw, size_t rawsz)
@@ -157,8 +180,91 @@ readers_get(struct odb *odb, const unsigned char *raw, uint64_t off,
 }
 
 void
+readers_prefetch(struct reader *r, uint64_t end)
+{
+	struct reader *drop = NULL;
+	uint64_t upto = end + AHEAD;
+
+	if (reader_data(r))
+		return;
+	pthread_mutex_lock(&pf.lock);
+	if (pf.running) {
+		if (pf.r != r) {
+			drop = pf.r;
+			pf.r = reader_ref(r);
+			pf.upto = upto;
+		} else if (upto > pf.upto) {
+			pf.upto = upto;
+		}
+		pthread_cond_signal(&pf.wake);
+	}
+	pthread_mutex_unlock(&pf.lock);
+	reader_close(drop);
+}
+
+static void *
+prefetch_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&pf.lock);
+	while (!pf.stop) {
+		struct reader *r = pf.r, *done = NULL;
+		uint64_t upto = pf.upto;
+		long n;
+
+		if (!r) {
+			pthread_cond_wait(&pf.wake, &pf.lock);
+			continue;
+		}
+		reader_ref(r);
+		pthread_mutex_unlock(&pf.lock);
+		if ((n = reader_prefetch(r, upto, STEP)) > 0)
+			stats_add(STAT_PREFETCHED_BYTES, (uint64_t)n);
+		pthread_mutex_lock(&pf.lock);
+		/* Nothing more to do until a read asks again. */
+		if (n <= 0 && pf.r == r && pf.upto == upto) {
+			done = r;
+			pf.r = NULL;
+		}
+		pthread_mutex_unlock(&pf.lock);
+		reader_close(done);
+		reader_close(r);
+		pthread_mutex_lock(&pf.lock);
+	}
+	pthread_mutex_unlock(&pf.lock);
+	return NULL;
+}
+
+int
+readers_start(void)
+{
+	int err;
+
+	pf.stop = false;
+	if ((err = pthread_create(&pf.thread, NULL, prefetch_main, NULL)))
+		return -err;
+	pf.running = true;
+	return 0;
+}
+
+void
 readers_clear(void)
 {
+	struct reader *r;
+
+	pthread_mutex_lock(&pf.lock);
+	pf.stop = true;
+	pthread_cond_signal(&pf.wake);
+	pthread_mutex_unlock(&pf.lock);
+	if (pf.running)
+		pthread_join(pf.thread, NULL);
+	pthread_mutex_lock(&pf.lock);
+	pf.running = false;
+	r = pf.r;
+	pf.r = NULL;
+	pthread_mutex_unlock(&pf.lock);
+	reader_close(r);
+
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < SLOTS; i++) {
 		reader_close(slots[i].r);

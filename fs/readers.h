@@ -29,7 +29,21 @@
 int readers_get(struct odb *odb, const unsigned char *raw, uint64_t off,
     uint64_t end, struct reader **out);
 
-/* Drop every kept reader (at exit, so leak checkers see no reader). */
+/*
+ * A read of r ended at byte end: have a thread inflate the bytes that
+ * follow, if r is streamed (too large to rebuild whole), before the next
+ * read asks for them. Only the latest such object is inflated ahead. Does
+ * nothing before readers_start().
+ */
+void readers_prefetch(struct reader *r, uint64_t end);
+
+/* Start the thread of readers_prefetch(); a negative errno. */
+int readers_start(void);
+
+/*
+ * Stop that thread, and drop every kept reader (at exit, so leak checkers
+ * see no reader).
+ */
 void readers_clear(void);
 
 #endif

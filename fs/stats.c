@@ -34,6 +34,7 @@ static const char *const names[STAT_NR] = {
 	[STAT_ERRORS] = "errors",
 	[STAT_PUSHES] = "pushes",
 	[STAT_PUSHED_BYTES] = "bytes_pushed",
+	[STAT_PREFETCHED_BYTES] = "bytes_prefetched",
 };
 
 void

@@ -25,6 +25,7 @@ enum stat_id {
 	STAT_ERRORS,		/* replies with EIO */
 	STAT_PUSHES,		/* files stored in the kernel's cache ahead */
 	STAT_PUSHED_BYTES,
+	STAT_PREFETCHED_BYTES,	/* of large objects, inflated ahead of reads */
 	STAT_NR
 };
 

@@ -173,3 +173,41 @@ walk() {
 	[ "$(stat_of "$MNT" errors)" -eq 0 ]
 	kill -0 "$ODBFS_PID"
 }
+
+# A blob too large to rebuild whole (over 8 MiB) is inflated as it is read;
+# a thread inflates the bytes after each read before the next one asks.
+@test "a large object is inflated ahead of its reads, and matches git" {
+	local repo=$BATS_TEST_TMPDIR/big id i
+
+	git init -q "$repo"
+	for i in $(seq 1 12); do
+		head -c 1048576 /dev/urandom
+		seq "$i" 200000 | head -c 1048576
+	done >"$BATS_TEST_TMPDIR/blob"
+	id=$(git -C "$repo" hash-object -w "$BATS_TEST_TMPDIR/blob")
+	for opts in "" "-o noahead"; do
+		# shellcheck disable=SC2086 # opts is zero or two words
+		mount_odbfs "$repo" "$MNT" $opts
+		cmp "$MNT/objects/$id" "$BATS_TEST_TMPDIR/blob"
+		echo "# ${opts:-ahead}: $(stat_of "$MNT" reads) reads," \
+			"$(stat_of "$MNT" bytes_prefetched) bytes inflated ahead" >&3
+		if [ -z "$opts" ]; then
+			[ "$(stat_of "$MNT" bytes_prefetched)" -gt $((4 << 20)) ]
+		else
+			[ "$(stat_of "$MNT" bytes_prefetched)" -eq 0 ]
+		fi
+		[ "$(stat_of "$MNT" rebuilds)" -eq 1 ]
+		unmount_odbfs "$MNT"
+	done
+	# Packed, and read from the end backwards in pieces of 1 MiB.
+	git -C "$repo" pack-objects -q "$repo/.git/objects/pack/pack" <<<"$id"
+	git -C "$repo" prune-packed
+	mount_odbfs "$repo" "$MNT"
+	for i in $(seq 23 -1 0) 5 6 7 20; do
+		dd if="$MNT/objects/$id" bs=1M skip="$i" count=1 status=none |
+			cmp - <(dd if="$BATS_TEST_TMPDIR/blob" bs=1M skip="$i" \
+				count=1 status=none)
+	done
+	cmp "$MNT/objects/$id" <(git -C "$repo" cat-file blob "$id")
+	[ "$(stat_of "$MNT" errors)" -eq 0 ]
+}
