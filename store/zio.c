@@ -22,38 +22,64 @@
 #define ONE_SHOT FIRST_ALLOC
 #define PIECE ((size_t)1 << 30)
 
-/* One libdeflate decompressor per thread, freed when the thread ends. */
-static pthread_key_t dkey;
-static pthread_once_t donce = PTHREAD_ONCE_INIT;
-static bool dkey_made;
+/*
+ * Per thread, freed when the thread ends: a libdeflate decompressor, and a
+ * zlib stream reset for each use, so that reading a delta's header (done
+ * for every delta whose size is asked) allocates nothing: inflateInit()
+ * takes 7 KiB and inflate() 32 KiB more for its window.
+ */
+struct per_thread {
+	struct libdeflate_decompressor *d;
+	struct zio_stream s;
+	bool s_ready;
+};
+
+static pthread_key_t key;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static bool key_made;
 
 static void
-free_decompressor(void *d)
+free_per_thread(void *arg)
 {
-	libdeflate_free_decompressor(d);
+	struct per_thread *t = arg;
+
+	if (t->d)
+		libdeflate_free_decompressor(t->d);
+	if (t->s_ready)
+		zio_stream_end(&t->s);
+	free(t);
 }
 
 static void
-make_dkey(void)
+make_key(void)
 {
-	dkey_made = pthread_key_create(&dkey, free_decompressor) == 0;
+	key_made = pthread_key_create(&key, free_per_thread) == 0;
+}
+
+static struct per_thread *
+per_thread(void)
+{
+	struct per_thread *t;
+
+	pthread_once(&once, make_key);
+	if (!key_made)
+		return NULL;
+	if (!(t = pthread_getspecific(key)) &&
+	    (t = calloc(1, sizeof(*t))) && pthread_setspecific(key, t) != 0) {
+		free(t);
+		t = NULL;
+	}
+	return t;
 }
 
 static struct libdeflate_decompressor *
 decompressor(void)
 {
-	struct libdeflate_decompressor *d;
+	struct per_thread *t = per_thread();
 
-	pthread_once(&donce, make_dkey);
-	if (!dkey_made)
-		return NULL;
-	if (!(d = pthread_getspecific(dkey)) &&
-	    (d = libdeflate_alloc_decompressor()) &&
-	    pthread_setspecific(dkey, d) != 0) {
-		libdeflate_free_decompressor(d);
-		d = NULL;
-	}
-	return d;
+	if (t && !t->d)
+		t->d = libdeflate_alloc_decompressor();
+	return t ? t->d : NULL;
 }
 
 /*
@@ -219,6 +245,36 @@ zio_stream_init(struct zio_stream *s, const unsigned char *src, size_t srclen)
 	return 0;
 }
 
+/*
+ * This thread's stream, set to start at src; NULL without memory. Only
+ * for use within one call: the next call starts it again.
+ */
+static struct zio_stream *
+thread_stream(const unsigned char *src, size_t srclen)
+{
+	struct per_thread *t = per_thread();
+	struct zio_stream *s;
+
+	if (!t)
+		return NULL;
+	s = &t->s;
+	if (!t->s_ready) {
+		if (zio_stream_init(s, src, srclen) < 0)
+			return NULL;
+		t->s_ready = true;
+		return s;
+	}
+	/* header() resets zlib itself, for the window it names. */
+	s->src = src;
+	s->srclen = srclen;
+	s->consumed = 0;
+	s->adler = 1;
+	s->state = ZIO_HEADER;
+	s->z.next_in = NULL;
+	s->z.avail_in = 0;
+	return s;
+}
+
 long
 zio_stream_read(struct zio_stream *s, unsigned char *dst, size_t len,
     const char **why)
@@ -247,7 +303,7 @@ int
 zio_inflate(const unsigned char *src, size_t srclen, uint64_t size,
     unsigned char **out, size_t *used, const char **why)
 {
-	struct zio_stream s;
+	struct zio_stream *s;
 	unsigned char *buf = NULL, *grown;
 	size_t cap, have = 0;
 	int ret;
@@ -267,27 +323,27 @@ zio_inflate(const unsigned char *src, size_t srclen, uint64_t size,
 		*why = "out of memory";
 		return -ENOMEM;
 	}
-	if (zio_stream_init(&s, src, srclen) < 0) {
+	if (!(s = thread_stream(src, srclen))) {
 		free(buf);
 		*why = "out of memory in zlib";
 		return -ENOMEM;
 	}
 	for (;;) {
-		s.z.next_out = buf + have;
-		s.z.avail_out = (uInt)(cap - have < PIECE ? cap - have : PIECE);
-		ret = pump(&s, why);
-		have = (size_t)(s.z.next_out - buf);
-		if (ret < 0 || s.state == ZIO_ENDED)
+		s->z.next_out = buf + have;
+		s->z.avail_out = (uInt)(cap - have < PIECE ? cap - have : PIECE);
+		ret = pump(s, why);
+		have = (size_t)(s->z.next_out - buf);
+		if (ret < 0 || s->state == ZIO_ENDED)
 			break;
 		if (have < cap)
 			continue;
 		if (have == size) {
 			/* Full: the stream must end now, with no byte more. */
-			s.z.next_out = &probe;
-			s.z.avail_out = 1;
-			ret = pump(&s, why);
-			if (ret == 0 && (s.state != ZIO_ENDED ||
-			    s.z.avail_out == 0)) {
+			s->z.next_out = &probe;
+			s->z.avail_out = 1;
+			ret = pump(s, why);
+			if (ret == 0 && (s->state != ZIO_ENDED ||
+			    s->z.avail_out == 0)) {
 				*why = "zlib stream is longer than its header says";
 				ret = -EFSCORRUPTED;
 			}
@@ -303,7 +359,6 @@ zio_inflate(const unsigned char *src, size_t srclen, uint64_t size,
 		}
 		buf = grown;
 	}
-	zio_stream_end(&s);
 	if (ret == 0 && have != size) {
 		*why = "zlib stream is shorter than its header says";
 		ret = -EFSCORRUPTED;
@@ -313,7 +368,7 @@ zio_inflate(const unsigned char *src, size_t srclen, uint64_t size,
 		return ret;
 	}
 	if (used)
-		*used = s.consumed;
+		*used = s->consumed;
 	*out = buf;
 	return 0;
 }
@@ -322,20 +377,19 @@ int
 zio_inflate_prefix(const unsigned char *src, size_t srclen, unsigned char *dst,
     size_t want, size_t *got, const char **why)
 {
-	struct zio_stream s;
+	struct zio_stream *s;
 	int ret;
 
 	*got = 0;
 	if (want > PIECE)
 		want = PIECE;
-	if (zio_stream_init(&s, src, srclen) < 0) {
+	if (!(s = thread_stream(src, srclen))) {
 		*why = "out of memory in zlib";
 		return -ENOMEM;
 	}
-	s.z.next_out = dst;
-	s.z.avail_out = (uInt)want;
-	ret = pump(&s, why);
-	*got = want - s.z.avail_out;
-	zio_stream_end(&s);
+	s->z.next_out = dst;
+	s->z.avail_out = (uInt)want;
+	ret = pump(s, why);
+	*got = want - s->z.avail_out;
 	return ret;
 }
