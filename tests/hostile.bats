@@ -542,6 +542,33 @@ big_loose_blob() {
 	loose_fails "$id"
 }
 
+# A loose blob over 8 MiB (READER_INMEM), so streamed and inflated ahead
+# of its reads; noise, which deflate stores.
+big_streamed_blob() {
+	head -c $((12 << 20)) /dev/urandom | git -C "$REPO" hash-object -w --stdin
+}
+
+@test "loose: a streamed object cut short" {
+	local id f
+	id=$(big_streamed_blob)
+	f=$(loose_path "$id")
+	truncate -s $(($(stat -c %s "$f") * 6 / 10)) "$f"
+	loose_fails "$id"
+}
+
+@test "loose: a streamed object with a byte changed: its adler32 fails" {
+	local id f b
+	id=$(big_streamed_blob)
+	f=$(loose_path "$id")
+	chmod u+w "$f"
+	# Inside the stored data: only the checksum at the end can tell.
+	b=$(od -An -tu1 -j $((8 << 20)) -N1 "$f" | tr -d ' ')
+	printf "\\x$(printf %02x $((255 - b)))" |
+		dd of="$f" bs=1 seek=$((8 << 20)) conv=notrunc status=none
+	loose_fails "$id"
+	one_log_line "$f" adler32
+}
+
 @test "loose: header longer than 32 bytes" {
 	local id
 	id=$(echo hello | git hash-object --stdin)
