@@ -26,6 +26,7 @@
 
 #define LISTS 8			/* listings remembered */
 #define LIST_MAX 8192		/* files remembered in one listing */
+#define LIST_SMALL 64		/* kept on the heap, below that */
 #define WINDOW 256		/* files pushed at a time */
 #define WINDOW_BYTES ((uint64_t)8 << 20)
 /* Larger files are left to the kernel's own readahead. */
@@ -42,7 +43,7 @@ struct ahead_list {
 	unsigned refs;		/* protected by lock, like every field */
 	bool listed;		/* in recent[] */
 	bool closed;		/* the stream is gone: n is final */
-	struct entry *v;	/* LIST_MAX, mapped; see grow_locked() */
+	struct entry *v;	/* LIST_SMALL, or LIST_MAX mapped; grow_locked() */
 	size_t n, alloc;
 	uint32_t *map;		/* 2 * alloc slots: position + 1, or 0 */
 	size_t rawsz;
@@ -76,8 +77,10 @@ put_locked(struct ahead_list *l)
 {
 	if (--l->refs)
 		return;
-	if (l->v)
+	if (l->alloc > LIST_SMALL)
 		munmap(l->v, LIST_MAX * sizeof(*l->v));
+	else
+		free(l->v);
 	free(l->map);
 	free(l);
 }
@@ -163,28 +166,42 @@ map_put(uint32_t *map, size_t nslots, uint64_t ino, size_t pos)
 }
 
 /*
- * Make room for one more entry; false when out of memory. The entries
- * are mapped for LIST_MAX at once and take memory as they are written:
- * growing them through malloc would free chunks of over 128 KiB, which
- * raises glibc's trim threshold for good, and each thread's arena then
- * keeps megabytes it no longer uses. The map stays under 64 KiB.
+ * Make room for one more entry; false when out of memory. A listing's
+ * first LIST_SMALL entries are on the heap: most directories of a tree
+ * are small, and mapping and unmapping each listing's entries cost
+ * system calls and, in a process of many threads, TLB shootdowns. Past
+ * that they are mapped for LIST_MAX at once and take memory as they are
+ * written: growing them through malloc would free chunks of over
+ * 128 KiB, which raises glibc's trim threshold for good, and each
+ * thread's arena then keeps megabytes it no longer uses. The map stays
+ * under 64 KiB.
  */
 static bool
 grow_locked(struct ahead_list *l)
 {
-	size_t na = l->alloc ? 2 * l->alloc : 64;
-	uint32_t *map;
-	void *v;
+	size_t na = l->alloc ? 2 * l->alloc : LIST_SMALL;
+	uint32_t *map = calloc(2 * na, sizeof(*map));
+	void *v = NULL;
 
-	if (!l->v) {
+	if (map && !l->v) {
+		v = malloc(LIST_SMALL * sizeof(*l->v));
+	} else if (map && l->alloc == LIST_SMALL) {
 		v = mmap(NULL, LIST_MAX * sizeof(*l->v), PROT_READ |
 		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (v == MAP_FAILED)
-			return false;
-		l->v = v;
+			v = NULL;
+		else
+			memcpy(v, l->v, l->n * sizeof(*l->v));
+	} else if (map) {
+		v = l->v;
 	}
-	if (!(map = calloc(2 * na, sizeof(*map))))
+	if (!v) {
+		free(map);
 		return false;
+	}
+	if (v != l->v)
+		free(l->v);
+	l->v = v;
 	for (size_t i = 0; i < l->n; i++)
 		map_put(map, 2 * na, l->v[i].ino, i);
 	free(l->map);
