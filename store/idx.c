@@ -11,21 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "be.h"
 #include "idx.h"
 #include "log.h"
-
-static inline uint32_t
-be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline uint64_t
-be64(const unsigned char *p)
-{
-	return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
 
 int
 idx_parse(struct idx *idx, const unsigned char *map, size_t size, size_t rawsz,

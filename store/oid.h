@@ -6,11 +6,11 @@
 #ifndef ODBFS_OID_H
 #define ODBFS_OID_H
 
-#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
+
+#include "be.h"
 
 #define OID_RAWSZ_SHA1 20
 #define OID_RAWSZ_SHA256 32
@@ -30,10 +30,7 @@ struct oid {
 static inline uint64_t
 oid_prefix64(const unsigned char *raw)
 {
-	uint64_t v;
-
-	memcpy(&v, raw, sizeof(v));
-	return be64toh(v);
+	return be64(raw);
 }
 
 /* 0..15 for a lowercase hex digit, -1 for anything else. */

@@ -13,15 +13,9 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "be.h"
 #include "log.h"
 #include "pack.h"
-
-static inline uint32_t
-be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
 
 /* The delta types remembered: at most this many words a pack. */
 #define TYPES_MAX ((uint64_t)1 << 16)

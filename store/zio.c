@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "be.h"
 #include "log.h"
 #include "zio.h"
 
@@ -174,8 +175,7 @@ trailer(struct zio_stream *s, const char **why)
 		*why = "zlib stream is truncated";
 		return -EFSCORRUPTED;
 	}
-	if (((uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 |
-	    (uint32_t)t[2] << 8 | t[3]) != s->adler) {
+	if (be32(t) != s->adler) {
 		*why = "zlib stream fails its adler32 check";
 		return -EFSCORRUPTED;
 	}

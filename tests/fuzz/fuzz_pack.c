@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "be.h"
 #include "delta.h"
 #include "fuzz.h"
 #include "pack.h"
@@ -22,13 +23,6 @@
 #define FIRST_OFFSETS 256
 #define LAST_OFFSETS 48
 #define MAX_WALK 1024
-
-static uint32_t
-be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
 
 /* Parse the entry at off and check what a success promises. */
 static int
