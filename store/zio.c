@@ -232,14 +232,24 @@ pump(struct zio_stream *s, const char **why)
 	return 0;
 }
 
+/* Point s at the stream src, from its start; header() resets zlib. */
+static void
+start(struct zio_stream *s, const unsigned char *src, size_t srclen)
+{
+	s->src = src;
+	s->srclen = srclen;
+	s->consumed = 0;
+	s->adler = 1;
+	s->state = ZIO_HEADER;
+	s->z.next_in = NULL;
+	s->z.avail_in = 0;
+}
+
 int
 zio_stream_init(struct zio_stream *s, const unsigned char *src, size_t srclen)
 {
 	memset(s, 0, sizeof(*s));
-	s->src = src;
-	s->srclen = srclen;
-	s->adler = 1;
-	s->state = ZIO_HEADER;
+	start(s, src, srclen);
 	if (inflateInit2(&s->z, -MAX_WBITS) != Z_OK)
 		return -ENOMEM;
 	return 0;
@@ -258,20 +268,12 @@ thread_stream(const unsigned char *src, size_t srclen)
 	if (!t)
 		return NULL;
 	s = &t->s;
-	if (!t->s_ready) {
-		if (zio_stream_init(s, src, srclen) < 0)
-			return NULL;
+	if (t->s_ready)
+		start(s, src, srclen);
+	else if (zio_stream_init(s, src, srclen) == 0)
 		t->s_ready = true;
-		return s;
-	}
-	/* header() resets zlib itself, for the window it names. */
-	s->src = src;
-	s->srclen = srclen;
-	s->consumed = 0;
-	s->adler = 1;
-	s->state = ZIO_HEADER;
-	s->z.next_in = NULL;
-	s->z.avail_in = 0;
+	else
+		return NULL;
 	return s;
 }
 
