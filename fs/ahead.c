@@ -181,19 +181,19 @@ grow_locked(struct ahead_list *l)
 {
 	size_t na = l->alloc ? 2 * l->alloc : LIST_SMALL;
 	uint32_t *map = calloc(2 * na, sizeof(*map));
-	void *v = NULL;
+	void *v = l->v;
 
-	if (map && !l->v) {
+	if (!map)
+		return false;
+	if (!l->v) {
 		v = malloc(LIST_SMALL * sizeof(*l->v));
-	} else if (map && l->alloc == LIST_SMALL) {
+	} else if (l->alloc == LIST_SMALL) {
 		v = mmap(NULL, LIST_MAX * sizeof(*l->v), PROT_READ |
 		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (v == MAP_FAILED)
 			v = NULL;
 		else
 			memcpy(v, l->v, l->n * sizeof(*l->v));
-	} else if (map) {
-		v = l->v;
 	}
 	if (!v) {
 		free(map);
