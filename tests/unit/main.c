@@ -27,6 +27,15 @@ unit_sh(const char *script, const char *dir)
 	return system(cmd);
 }
 
+uint64_t
+unit_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 static bool
 vreport(bool cond, const char *todo, const char *fmt, va_list ap)
 {

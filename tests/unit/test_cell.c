@@ -23,15 +23,6 @@ struct ent {
 	uint8_t type;
 };
 
-static uint64_t
-next_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 static const struct {
 	const char *name;
 	size_t nkeys;
@@ -84,16 +75,16 @@ run_workload(size_t w, uint64_t *seed)
 	for (size_t i = 0; i < n; i++) {
 		e[i].key[0] = 'O';
 		for (size_t b = 1; b < CELL_KEYLEN; b += 8) {
-			uint64_t r = next_rand(seed);
+			uint64_t r = unit_rand(seed);
 
 			memcpy(e[i].key + b, &r, CELL_KEYLEN - b < 8 ?
 			    CELL_KEYLEN - b : 8);
 		}
 	}
 	for (size_t s = 0; s < workloads[w].steps; s++) {
-		struct ent *x = &e[workloads[w].forget ? next_rand(seed) % n :
+		struct ent *x = &e[workloads[w].forget ? unit_rand(seed) % n :
 		    s % n];
-		uint64_t r = next_rand(seed);
+		uint64_t r = unit_rand(seed);
 
 		if (!x->idx) {
 			if (cell_find(x->key))

@@ -80,20 +80,11 @@ freepack(struct pack *p)
 	free(p);
 }
 
-static uint64_t
-next_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 static void
 random_id(unsigned char *id, size_t rawsz, uint64_t *seed)
 {
 	for (size_t i = 0; i < rawsz; i += 8) {
-		uint64_t r = next_rand(seed);
+		uint64_t r = unit_rand(seed);
 
 		memcpy(id + i, &r, rawsz - i < 8 ? rawsz - i : 8);
 	}

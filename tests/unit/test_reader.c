@@ -178,7 +178,7 @@ bounds(const char *dir)
 	struct repo *repo;
 	struct reader *r;
 	size_t n, bad = 0;
-	uint32_t x = 12345;
+	uint64_t seed = 12345;
 
 	if (!buf || !(r = open_blob(dir, "loose", &repo, &s))) {
 		free(buf);
@@ -205,12 +205,9 @@ bounds(const char *dir)
 	}
 	check(bad == 0, "pieces of 300 007 bytes, across the ring's end");
 	for (int i = 0; i < 300; i++) {
-		uint64_t off;
+		uint64_t x = unit_rand(&seed), off;
 		size_t len;
 
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
 		off = x % (SIZE + 1000);
 		len = (x >> 7) % MIB + 1;
 		bad += !read_ok(r, off, len, buf);

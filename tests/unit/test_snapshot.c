@@ -44,15 +44,6 @@ static const char add_pack[] =
 	"set -e; cd \"$0/repo\"; exec >/dev/null 2>&1\n"
 	"git pack-objects -q objects/pack/pack <../more\n";
 
-static uint64_t
-next_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /*
  * Where the loop over s's packs in order finds raw: the pack's number and
  * the offset, -1 when no pack has it.
@@ -134,7 +125,7 @@ check_all(const struct snapshot *s, const char *what, size_t nhave)
 	bad = 0;
 	for (size_t k = 0; k < 20000; k++) {
 		for (size_t i = 0; i < s->rawsz; i += 8) {
-			uint64_t r = next_rand(&seed);
+			uint64_t r = unit_rand(&seed);
 
 			memcpy(id + i, &r, 8);
 		}

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One test point. Returns cond, so a caller can print more on failure. */
 bool check(bool cond, const char *fmt, ...)
@@ -44,6 +45,9 @@ bool check_todo(bool cond, const char *why, const char *fmt, ...)
  * environment, free of quoting); system()'s status.
  */
 int unit_sh(const char *script, const char *dir);
+
+/* The next number of a xorshift64 sequence; *s must not start at 0. */
+uint64_t unit_rand(uint64_t *s);
 
 /* A TAP comment line, "# ...". */
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
