@@ -46,6 +46,14 @@ teardown() {
 	unmount_odbfs "$MNT"
 }
 
+# begin_walk DIR F1 F2: mount, list DIR with attributes, and read two of
+# its files, which makes a walk of it.
+begin_walk() {
+	mount_odbfs "$REPO" "$MNT"
+	ls -l "$1" >/dev/null
+	cat "$1/$2" "$1/$3" >/dev/null
+}
+
 # settle MNT NAME N: wait (5 s at most) until counter NAME reaches N, as
 # the thread that pushes works on.
 settle() {
@@ -96,9 +104,7 @@ walk() {
 
 @test "pushed files are read with no request, as git has them" {
 	dir=$MNT/commits/$HEAD/tree/many
-	mount_odbfs "$REPO" "$MNT"
-	ls -l "$dir" >/dev/null
-	cat "$dir/f001" "$dir/f002" >/dev/null
+	begin_walk "$dir" f001 f002
 	# Two reads make a walk: f003 to f258 are pushed, one window.
 	settle "$MNT" pushes 256
 	[ "$(stat_of "$MNT" pushes)" -eq 256 ]
@@ -121,9 +127,7 @@ walk() {
 
 @test "page edges, an empty and a large file: as git has them, each rebuilt once" {
 	dir=$MNT/commits/$HEAD/tree/few
-	mount_odbfs "$REPO" "$MNT"
-	ls -l "$dir" >/dev/null
-	cat "$dir/a-small" "$dir/b-page-less-one" >/dev/null
+	begin_walk "$dir" a-small b-page-less-one
 	# The other five: three pushed; the empty one and the large one
 	# rebuilt, the large one kept for the reads to come.
 	settle "$MNT" rebuilds 7
