@@ -1,13 +1,14 @@
 /*
  * idx: reading pack indexes. Called by pack.c when a pack is opened and on
- * every lookup; calls nothing but mmap at open. Lookups touch the mapping
- * only: the fan-out gives the range of ids sharing a first byte, and a
- * binary search within it finds the id or proves it absent.
+ * every lookup; calls nothing but map_open() at open. Lookups touch the
+ * mapping only: the fan-out gives the range of ids sharing a first byte,
+ * and an interpolation search within it finds the id or proves it absent.
+ * The mapped file may change after it was checked (map.h), so the fan-out
+ * is clamped each time it is read.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,16 +29,16 @@ idx_parse(struct idx *idx, const unsigned char *map, size_t size, size_t rawsz,
 	idx->rawsz = rawsz;
 	if (size >= IDX_HEADER_V2 && !memcmp(map, IDX_V2_MAGIC, 4)) {
 		if (be32(map + 4) != 2)
-			return log_corrupt("%s: unsupported index version %u",
-			    name, be32(map + 4));
+			return log_corrupt("%s: unsupported index version %u "
+			    "(offset 4)", name, be32(map + 4));
 		idx->version = 2;
 		hdr = IDX_HEADER_V2;
 	} else {
 		idx->version = 1;
 	}
 	if (size < hdr + IDX_FANOUT_SIZE + 2 * rawsz)
-		return log_corrupt("%s: index is too small (%zu bytes)", name,
-		    size);
+		return log_corrupt("%s: index is too small (%zu bytes, "
+		    "offset %zu)", name, size, size);
 	idx->fanout = map + hdr;
 	for (unsigned b = 0; b < 256; b++) {
 		uint32_t n = be32(idx->fanout + 4 * b);
@@ -51,8 +52,8 @@ idx_parse(struct idx *idx, const unsigned char *map, size_t size, size_t rawsz,
 	fixed = hdr + IDX_FANOUT_SIZE + 2 * rawsz;
 	per = idx->version == 2 ? rawsz + 8 : rawsz + 4;
 	if (idx->nr > (size - fixed) / per)
-		return log_corrupt("%s: index is too small for %u objects",
-		    name, idx->nr);
+		return log_corrupt("%s: index is too small for %u objects "
+		    "(offset %zu)", name, idx->nr, size);
 	rest = size - fixed - (size_t)idx->nr * per;
 	if (idx->version == 1) {
 		if (rest)
@@ -79,41 +80,52 @@ idx_parse(struct idx *idx, const unsigned char *map, size_t size, size_t rawsz,
 int
 idx_open(struct idx *idx, const char *path, size_t rawsz)
 {
+	struct map file;
 	struct stat st;
-	void *map;
+	uint64_t lost;
 	int fd, ret;
 
 	memset(idx, 0, sizeof(*idx));
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put in its place must not stop the caller. */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
 		close(fd);
-		return log_corrupt("%s: not a regular, non-empty file", path);
+		return log_corrupt("%s: not a regular, non-empty file "
+		    "(offset 0)", path);
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	ret = map_open(&file, fd, &st);
 	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	ret = idx_parse(idx, map, (size_t)st.st_size, rawsz, path);
 	if (ret < 0)
-		munmap(map, (size_t)st.st_size);
-	return ret;
+		return ret;
+	ret = idx_parse(idx, file.base, file.size, rawsz, path);
+	if (ret == 0 && map_shrank(&file, &lost))
+		ret = log_corrupt("%s: index shrank while it was read "
+		    "(offset %llu)", path, (unsigned long long)lost);
+	if (ret < 0) {
+		map_close(&file);
+		return ret;
+	}
+	idx->file = file;
+	return 0;
 }
 
 void
 idx_close(struct idx *idx)
 {
-	if (idx->map)
-		munmap((void *)idx->map, idx->size);
+	map_close(&idx->file);
 	idx->map = NULL;
 }
 
 void
 idx_range(const struct idx *idx, unsigned b, uint32_t *lo, uint32_t *hi)
 {
-	*lo = b ? be32(idx->fanout + 4 * (b - 1)) : 0;
-	*hi = be32(idx->fanout + 4 * b);
+	uint32_t l = b ? be32(idx->fanout + 4 * (b - 1)) : 0;
+	uint32_t h = be32(idx->fanout + 4 * b);
+
+	*hi = h < idx->nr ? h : idx->nr;
+	*lo = l < *hi ? l : *hi;
 }
 
 #define IDX_INTERPOLATE 6
@@ -190,5 +202,10 @@ idx_offset(const struct idx *idx, uint32_t pos, uint64_t *off,
 		return log_corrupt("%s: 64-bit offset %u of object %u is "
 		    "beyond the table's %zu entries", name, o, pos, idx->n64);
 	*off = be64(idx->off64 + (size_t)o * 8);
+	if (*off >> 63)
+		return log_corrupt("%s: 64-bit offset %u of object %u is %llu, "
+		    "beyond any pack (offset %zu)", name, o, pos,
+		    (unsigned long long)*off,
+		    (size_t)(idx->off64 - idx->map) + (size_t)o * 8);
 	return 0;
 }

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "map.h"
+
 #define IDX_V2_MAGIC "\377tOc"
 #define IDX_HEADER_V2 8
 #define IDX_FANOUT_SIZE (256 * 4)
@@ -27,6 +29,7 @@
 struct idx {
 	const unsigned char *map;	/* the file, read-only */
 	size_t size;
+	struct map file;		/* idx_open()'s mapping of it */
 	size_t rawsz;
 	unsigned version;
 	uint32_t nr;
@@ -51,7 +54,10 @@ int idx_parse(struct idx *idx, const unsigned char *map, size_t size,
 int idx_open(struct idx *idx, const char *path, size_t rawsz);
 void idx_close(struct idx *idx);
 
-/* The positions [*lo, *hi) of the ids whose first byte is b. */
+/*
+ * The positions [*lo, *hi) of the ids whose first byte is b: within
+ * [0, nr) whatever the mapped fan-out says now.
+ */
 void idx_range(const struct idx *idx, unsigned b, uint32_t *lo, uint32_t *hi);
 
 static inline const unsigned char *
@@ -63,7 +69,11 @@ idx_oid(const struct idx *idx, uint32_t pos)
 /* True, with *pos set, when raw is in the index. */
 bool idx_find(const struct idx *idx, const unsigned char *raw, uint32_t *pos);
 
-/* The pack offset of the entry at pos; -EFSCORRUPTED if the index lies. */
+/*
+ * The pack offset of the entry at pos; -EFSCORRUPTED (logged) if the index
+ * lies: a 64-bit offset past its table, or one no pack can reach (2^63
+ * and up).
+ */
 int idx_offset(const struct idx *idx, uint32_t pos, uint64_t *off,
     const char *name);
 

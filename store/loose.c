@@ -304,7 +304,6 @@ loose_open(struct loose *lo, const char *dir, const unsigned char *raw,
 	const char *why;
 	struct stat st;
 	size_t got;
-	void *map;
 	int fd, ret;
 
 	memset(lo, 0, sizeof(*lo));
@@ -312,7 +311,8 @@ loose_open(struct loose *lo, const char *dir, const unsigned char *raw,
 	if ((size_t)snprintf(lo->path, sizeof(lo->path), "%s/%.2s/%s", dir,
 	    hex, hex + 2) >= sizeof(lo->path))
 		return -ENAMETOOLONG;
-	fd = open(lo->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put in its place must not stop the caller. */
+	fd = open(lo->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ELOOP ? -ENOENT : -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
@@ -320,15 +320,17 @@ loose_open(struct loose *lo, const char *dir, const unsigned char *raw,
 		return log_corrupt("%s: loose object is not a regular, "
 		    "non-empty file (offset 0)", lo->path);
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	ret = map_open(&lo->file, fd, &st);
 	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	lo->map = map;
-	lo->size = (size_t)st.st_size;
+	if (ret < 0)
+		return ret;
+	lo->map = lo->file.base;
+	lo->size = lo->file.size;
 	ret = zio_inflate_prefix(lo->map, lo->size, head, sizeof(head), &got,
 	    &why);
-	if (ret < 0 && !(ret == -EFSCORRUPTED && got > 0 &&
+	if (loose_check(lo) < 0)
+		ret = -EFSCORRUPTED;
+	else if (ret < 0 && !(ret == -EFSCORRUPTED && got > 0 &&
 	    memchr(head, '\0', got)))
 		ret = log_corrupt("%s: %s (offset 0)", lo->path, why);
 	else
@@ -342,9 +344,19 @@ loose_open(struct loose *lo, const char *dir, const unsigned char *raw,
 void
 loose_close(struct loose *lo)
 {
-	if (lo->map)
-		munmap(lo->map, lo->size);
+	map_close(&lo->file);
 	lo->map = NULL;
+}
+
+int
+loose_check(const struct loose *lo)
+{
+	uint64_t off;
+
+	if (!map_shrank(&lo->file, &off))
+		return 0;
+	return log_corrupt("%s: file shrank while it was read (offset %llu)",
+	    lo->path, (unsigned long long)off);
 }
 
 int
@@ -360,6 +372,11 @@ loose_read(const struct loose *lo, unsigned char **out)
 		return -EFBIG;
 	ret = zio_inflate(lo->map, lo->size, lo->hdrlen + lo->info.size, &buf,
 	    &used, &why);
+	if (loose_check(lo) < 0) {
+		if (ret == 0)
+			free(buf);
+		return -EFSCORRUPTED;
+	}
 	if (ret == -EFSCORRUPTED)
 		return log_corrupt("%s: offset 0: %s", lo->path, why);
 	if (ret < 0)

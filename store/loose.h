@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "map.h"
 #include "object.h"
 #include "oid.h"
 
@@ -61,7 +62,8 @@ bool looseset_find(const struct looseset *set, const unsigned char *raw,
 
 /* A loose object file mapped into memory, its header parsed. */
 struct loose {
-	unsigned char *map;
+	struct map file;
+	const unsigned char *map;	/* file.base */
 	size_t size;
 	struct objinfo info;
 	size_t hdrlen;		/* inflated header bytes before the payload */
@@ -85,5 +87,11 @@ int loose_header_parse(const unsigned char *buf, size_t len,
  * lo->info.size bytes. Garbage after the stream is an error.
  */
 int loose_read(const struct loose *lo, unsigned char **out);
+
+/*
+ * -EFSCORRUPTED, logged, if a read of lo's file found it shrunk since it
+ * was opened; else 0.
+ */
+int loose_check(const struct loose *lo);
 
 #endif

@@ -88,7 +88,6 @@ pack_open(const char *idxpath, const char *packpath, size_t rawsz,
 {
 	struct pack *p;
 	struct stat st;
-	void *map;
 	int fd, ret;
 	uint32_t version, nr;
 
@@ -100,32 +99,30 @@ pack_open(const char *idxpath, const char *packpath, size_t rawsz,
 	atomic_init(&p->refs, 1);
 	p->serial = atomic_fetch_add(&next_serial, 1);
 	p->dir = dir;
-	fd = open(packpath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put in its place must not stop the caller. */
+	fd = open(packpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
 		goto fail;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		ret = -ENOENT;
+		ret = log_corrupt("%s: not a regular file (offset 0)",
+		    packpath);
 		goto fail;
 	}
-	p->dev = st.st_dev;
-	p->ino = st.st_ino;
 	if ((size_t)st.st_size < PACK_HEADER_SIZE + rawsz) {
 		close(fd);
-		ret = log_corrupt("%s: pack is too small (%lld bytes)",
+		ret = log_corrupt("%s: pack is too small (%lld bytes, offset 0)",
 		    packpath, (long long)st.st_size);
 		goto fail;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	ret = map_open(&p->file, fd, &st);
 	close(fd);
-	if (map == MAP_FAILED) {
-		ret = -errno;
+	if (ret < 0)
 		goto fail;
-	}
-	p->map = map;
-	p->size = (size_t)st.st_size;
+	p->map = p->file.base;
+	p->size = p->file.size;
 	p->end = p->size - rawsz;
 	version = be32(p->map + 4);
 	if (memcmp(p->map, PACK_SIGNATURE, 4) ||
@@ -134,8 +131,7 @@ pack_open(const char *idxpath, const char *packpath, size_t rawsz,
 		    "(offset 0)", packpath);
 		goto fail;
 	}
-	ret = idx_open(&p->idx, idxpath, rawsz);
-	if (ret < 0)
+	if ((ret = idx_open(&p->idx, idxpath, rawsz)) < 0)
 		goto fail;
 	/*
 	 * git refuses such a pair outright; odbfs serves what it can and
@@ -148,12 +144,35 @@ pack_open(const char *idxpath, const char *packpath, size_t rawsz,
 	else if (memcmp(p->idx.pack_checksum, p->map + p->end, rawsz))
 		log_msg(LOGL_WARN, "%s: pack checksum does not match %s",
 		    packpath, idxpath);
+	if (pack_shrank(p)) {
+		ret = -EFSCORRUPTED;
+		goto fail;
+	}
 	types_init(p);
 	*out = p;
 	return 0;
 fail:
 	pack_unref(p);
 	return ret;
+}
+
+bool
+pack_shrank(struct pack *p)
+{
+	uint64_t off;
+	bool data;
+
+	if (atomic_load_explicit(&p->shrank, memory_order_relaxed))
+		return true;
+	if (!(data = map_shrank(&p->file, &off)) &&
+	    !map_shrank(&p->idx.file, &off))
+		return false;
+	/* Its index is the .pack path with .idx for .pack. */
+	if (!atomic_exchange(&p->shrank, true))
+		log_corrupt("%.*s.%s: file shrank while it was read "
+		    "(offset %llu)", (int)(strlen(p->path) - 5), p->path,
+		    data ? "pack" : "idx", (unsigned long long)off);
+	return true;
 }
 
 void
@@ -163,8 +182,7 @@ pack_unref(struct pack *p)
 	    memory_order_acq_rel) != 1)
 		return;
 	idx_close(&p->idx);
-	if (p->map)
-		munmap((void *)p->map, p->size);
+	map_close(&p->file);
 	free(p->path);
 	if (p->types)
 		munmap((void *)p->types, (p->types_mask + 1) *

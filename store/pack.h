@@ -31,13 +31,13 @@ struct pack {
 	atomic_uint refs;
 	uint64_t serial;	/* unique in the process, never reused */
 	struct idx idx;
-	const unsigned char *map;	/* the .pack file */
+	struct map file;	/* the .pack file */
+	const unsigned char *map;	/* file.base */
 	size_t size;
 	size_t end;		/* where entries stop: size - rawsz */
 	unsigned dir;		/* which object directory it lives in */
-	dev_t dev;		/* identity of the .pack file, to notice */
-	ino_t ino;		/* when it is replaced */
 	char *path;		/* the .pack path, for log lines */
+	atomic_bool shrank;	/* pack_shrank() said so, and logged it */
 	_Atomic uint64_t *types;	/* see pack_delta_type(); may be NULL */
 	uint64_t types_mask;
 };
@@ -55,10 +55,18 @@ struct pack_entry {
 
 /*
  * Open the pack at packpath with the index at idxpath. Neither is followed
- * if it is a symlink. On success *out holds one reference.
+ * if it is a symlink, and anything but a regular file is refused (logged)
+ * without blocking. On success *out holds one reference.
  */
 int pack_open(const char *idxpath, const char *packpath, size_t rawsz,
     unsigned dir, struct pack **out);
+
+/*
+ * Did a read of either of p's files find its page gone? Then it logs, once
+ * for the pack, which file shrank and where, and says yes: whatever was
+ * read from p since is not to be trusted.
+ */
+bool pack_shrank(struct pack *p);
 
 static inline struct pack *
 pack_ref(struct pack *p)

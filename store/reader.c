@@ -206,6 +206,9 @@ grow(struct reader *r, size_t max)
 		room = max;
 	populate(r, r->zs.consumed + room);
 	n = zio_stream_read(&r->zs, r->win + at, room, &why);
+	/* Its file shrank under it (logged there): nothing read is sure. */
+	if (r->pack ? pack_shrank(r->pack) : loose_check(&r->loose) < 0)
+		return -EFSCORRUPTED;
 	if (n < 0)
 		return log_corrupt("%s: zlib stream at offset %llu: "
 		    "%s at payload byte %llu", r->name,

@@ -123,15 +123,21 @@ add_pack(struct snapshot *s, struct pack *p)
 	return 0;
 }
 
-/* A pack of prev with the same file, or NULL. */
+/*
+ * A pack of prev opened from these very files, or NULL. A file changed in
+ * place (truncated, copied over) is opened afresh, and so is a pack that
+ * a read found shrunk.
+ */
 static struct pack *
-reusable(const struct snapshot *prev, const char *path, const struct stat *st)
+reusable(const struct snapshot *prev, const char *path,
+    const struct fileid *idx, const struct fileid *pack)
 {
 	for (size_t i = 0; prev && i < prev->npacks; i++) {
 		struct pack *p = prev->packs[i];
 
-		if (p->dev == st->st_dev && p->ino == st->st_ino &&
-		    !strcmp(p->path, path))
+		if (fileid_same(&p->file.id, pack) &&
+		    fileid_same(&p->idx.file.id, idx) &&
+		    !strcmp(p->path, path) && !pack_shrank(p))
 			return p;
 	}
 	return NULL;
@@ -148,21 +154,6 @@ is_pack_idx_name(const char *name)
 		if (hexval(name[i]) < 0)
 			return false;
 	return true;
-}
-
-static struct fileid
-fileid_of(const struct stat *st)
-{
-	return (struct fileid){ st->st_dev, st->st_ino, st->st_size,
-	    st->st_mtim };
-}
-
-static bool
-same_fileid(const struct fileid *a, const struct fileid *b)
-{
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	    a->mtime.tv_sec == b->mtime.tv_sec &&
-	    a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
 static int
@@ -191,8 +182,8 @@ skipped_before(const struct snapshot *prev, const char *path,
 	for (size_t i = 0; prev && i < prev->nskipped; i++) {
 		const struct skipped *k = &prev->skipped[i];
 
-		if (!strcmp(k->path, path) && same_fileid(&k->idx, idx) &&
-		    same_fileid(&k->pack, pack))
+		if (!strcmp(k->path, path) && fileid_same(&k->idx, idx) &&
+		    fileid_same(&k->pack, pack))
 			return true;
 	}
 	return false;
@@ -225,22 +216,29 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 		    de->d_name);
 		snprintf(packpath, sizeof(packpath), "%s/%.*s.pack", packdir,
 		    (int)(n - 4), de->d_name);
-		if (lstat(idxpath, &ist) < 0 || !S_ISREG(ist.st_mode) ||
-		    lstat(packpath, &pst) < 0 || !S_ISREG(pst.st_mode))
+		/* Not regular files: pack_open() refuses them, logged. */
+		if (lstat(idxpath, &ist) < 0 || lstat(packpath, &pst) < 0)
 			continue;
 		iid = fileid_of(&ist);
 		pid = fileid_of(&pst);
-		if ((p = reusable(prev, packpath, &pst))) {
+		if ((p = reusable(prev, packpath, &iid, &pid))) {
 			ret = add_pack(s, pack_ref(p));
 		} else if (skipped_before(prev, idxpath, &iid, &pid)) {
 			ret = add_skipped(s, idxpath, iid, pid);
 			continue;
-		} else if (pack_open(idxpath, packpath, s->rawsz, dirno,
-		    &p) == 0) {
+		} else if ((ret = pack_open(idxpath, packpath, s->rawsz, dirno,
+		    &p)) == 0) {
 			ret = add_pack(s, p);
-		} else {
-			log_msg(LOGL_WARN, "%s: pack skipped", packpath);
+		} else if (ret == -EFSCORRUPTED) {
+			/* Logged where it was found; not tried again. */
 			ret = add_skipped(s, idxpath, iid, pid);
+			continue;
+		} else {
+			/* Gone meanwhile (gc), or out of something. */
+			if (ret != -ENOENT)
+				log_msg(LOGL_WARN, "%s: pack skipped: %s",
+				    packpath, strerror(-ret));
+			ret = 0;
 			continue;
 		}
 		if (ret < 0)
@@ -501,11 +499,13 @@ snapshot_list(const struct snapshot *s, unsigned b, unsigned char **ids,
 	total += s->loose.fanout[b] - lo;
 	if (!(all = malloc(total * rawsz + 1)))
 		return -ENOMEM;
+	/* A fan-out rewritten in place since the count gives no more. */
+	total -= s->loose.fanout[b] - (b ? s->loose.fanout[b - 1] : 0);
 	for (size_t i = 0; i < s->npacks; i++) {
 		const struct idx *idx = &s->packs[i]->idx;
 
 		idx_range(idx, b, &lo, &hi);
-		for (uint32_t k = lo; k < hi; k++)
+		for (uint32_t k = lo; k < hi && n < total; k++)
 			memcpy(all + n++ * rawsz, idx_oid(idx, k), rawsz);
 	}
 	lo = b ? s->loose.fanout[b - 1] : 0;

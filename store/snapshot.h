@@ -45,17 +45,12 @@ struct snapshot {
 	struct packtable *table;
 	struct cache *cache;	/* the odb's delta base cache, or NULL */
 	/*
-	 * Packs that failed to open, as their two files were: not tried (nor
+	 * Packs found corrupt, as their two files were: not tried (nor
 	 * logged) again until either file changes.
 	 */
 	struct skipped {
 		char *path;		/* the .idx */
-		struct fileid {
-			dev_t dev;
-			ino_t ino;
-			off_t size;
-			struct timespec mtime;
-		} idx, pack;
+		struct fileid idx, pack;
 	} *skipped;
 	size_t nskipped;
 };

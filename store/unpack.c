@@ -80,6 +80,21 @@ chain_has(const struct chain *c, const struct pack *p, uint64_t off)
 	return false;
 }
 
+/*
+ * Did a file of c's shrink while it was read (logged once for the pack)?
+ * Then nothing read from it is to be trusted: -EFSCORRUPTED.
+ */
+static int
+chain_check(const struct chain *c)
+{
+	for (size_t i = 0; i < c->nr; i++)
+		if (pack_shrank(c->steps[i].pack))
+			return -EFSCORRUPTED;
+	if (c->base.pack && pack_shrank(c->base.pack))
+		return -EFSCORRUPTED;
+	return 0;
+}
+
 static int
 too_deep(const struct chain *c)
 {
@@ -171,10 +186,16 @@ entry_inflate(const struct pack *p, const struct pack_entry *e,
 	const char *why;
 	int ret;
 
-	if (e->size > OBJ_MAX_INMEM)
+	if (e->size > OBJ_MAX_INMEM) {
+		log_msg(LOGL_ERROR, "%s: entry at offset %llu holds %llu bytes,"
+		    " more than %llu: not read whole", p->path,
+		    (unsigned long long)e->off, (unsigned long long)e->size,
+		    (unsigned long long)OBJ_MAX_INMEM);
 		return -EFBIG;
+	}
 	ret = zio_inflate(e->data, e->datalen, e->size, out, NULL, &why);
-	if (ret == -EFSCORRUPTED)
+	/* A pack that shrank says so itself (chain_check()). */
+	if (ret == -EFSCORRUPTED && !pack_shrank((struct pack *)p))
 		return log_corrupt("%s: entry at offset %llu: %s", p->path,
 		    (unsigned long long)e->off, why);
 	return ret;
@@ -227,11 +248,13 @@ unpack_info(const struct snapshot *s, const struct objloc *loc,
 	if (ret == 0 || ret == -EFSCORRUPTED)
 		ret = delta_sizes(head, got, &base_size, &info->size, &hdrlen,
 		    &why);
-	if (ret == -EFSCORRUPTED)
+	if (ret == -EFSCORRUPTED && !pack_shrank(c.steps[0].pack))
 		ret = log_corrupt("%s: delta at offset %llu: %s",
 		    c.steps[0].pack->path,
 		    (unsigned long long)c.steps[0].e.off, why);
 out:
+	if (chain_check(&c) < 0)
+		ret = -EFSCORRUPTED;
 	chain_release(&c);
 	return ret;
 }
@@ -293,9 +316,13 @@ unpack_object(const struct snapshot *s, const struct objloc *loc,
 		ret = delta_apply(data, len, delta, (size_t)st->e.size,
 		    OBJ_MAX_INMEM, &result, &len, &why);
 		free(delta);
-		if (ret == -EFSCORRUPTED)
+		if (ret == -EFSCORRUPTED && !pack_shrank(st->pack))
 			ret = log_corrupt("%s: delta at offset %llu: %s",
 			    st->pack->path, (unsigned long long)st->e.off, why);
+		else if (ret == -EFBIG)
+			log_msg(LOGL_ERROR, "%s: delta at offset %llu: %s: "
+			    "not rebuilt", st->pack->path,
+			    (unsigned long long)st->e.off, why);
 		if (ret < 0)
 			goto out;
 		free(data);
@@ -309,6 +336,11 @@ unpack_object(const struct snapshot *s, const struct objloc *loc,
 	*buf = data;
 	data = NULL;
 out:
+	if (chain_check(&c) < 0) {
+		ret = -EFSCORRUPTED;
+		free(*buf);
+		*buf = NULL;
+	}
 	free(data);
 	chain_release(&c);
 	return ret;
