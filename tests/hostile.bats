@@ -118,51 +118,6 @@ fails_with() {
 	fi
 }
 
-# log_mark: remember the length of the daemon's log; one_log_line then
-# looks at what came after.
-log_mark() {
-	LOG_MARK=$(wc -l <"$MNT.log")
-}
-
-new_log() {
-	tail -n +$((LOG_MARK + 1)) "$MNT.log"
-}
-
-# one_log_line WORD...: since log_mark the daemon logged exactly one line,
-# and it holds every WORD.
-one_log_line() {
-	local lines n w
-	lines=$(new_log)
-	n=$(printf '%s' "$lines" | grep -c '' || :)
-	if [ "$n" -ne 1 ]; then
-		echo "wanted 1 new log line, got $n:" >&2
-		printf '%s\n' "$lines" >&2
-		return 1
-	fi
-	for w in "$@"; do
-		if [[ $lines != *"$w"* ]]; then
-			echo "the log line lacks '$w': $lines" >&2
-			return 1
-		fi
-	done
-}
-
-# no_new_log: nothing was logged since log_mark.
-no_new_log() {
-	[ -z "$(new_log)" ] || { new_log >&2; return 1; }
-}
-
-# logged_once STRING: exactly one line of the whole log holds STRING.
-logged_once() {
-	local n
-	n=$(grep -cF -- "$1" "$MNT.log" || :)
-	if [ "$n" -ne 1 ]; then
-		echo "wanted 1 log line with '$1', got $n:" >&2
-		cat "$MNT.log" >&2
-		return 1
-	fi
-}
-
 # idx_field ID: where pack 1's index keeps the 4-byte offset of ID.
 idx_field() {
 	pt idx "$PACKS/$P1.idx" | awk -v id="$1" '$2 == id { print $4 }'
