@@ -204,7 +204,7 @@ idx_offset(const struct idx *idx, uint32_t pos, uint64_t *off,
 	*off = be64(idx->off64 + (size_t)o * 8);
 	if (*off >> 63)
 		return log_corrupt("%s: 64-bit offset %u of object %u is %llu, "
-		    "beyond any pack (offset %zu)", name, o, pos,
+		    "beyond any pack (index offset %zu)", name, o, pos,
 		    (unsigned long long)*off,
 		    (size_t)(idx->off64 - idx->map) + (size_t)o * 8);
 	return 0;

@@ -201,6 +201,17 @@ idx_skipped() {
 	one_log_line "$P1.pack" "$((1 << 33))"
 }
 
+@test "idx: 64-bit offset 2^64-1" {
+	local pos
+	pos=$(pt idx "$PACKS/$P1.idx" | awk -v id="$P1_ID" '$2 == id { print $1 }')
+	pt off64 "$PACKS/$P1.idx" "$pos" 18446744073709551615
+	mount_odbfs "$REPO" "$MNT"
+	log_mark
+	fails_with "Input/output error" "$MNT/objects/$P1_ID"
+	still_serving "$(git -C "$PRISTINE" rev-parse HEAD~8)"
+	one_log_line "$P1" "18446744073709551615" "index offset"
+}
+
 @test "idx: 32-bit offset beyond the end of the pack" {
 	pt patch "$PACKS/$P1.idx" "$(idx_field "$P1_ID")" 00100000
 	mount_odbfs "$REPO" "$MNT"
@@ -396,6 +407,19 @@ bad_delta() {
 	log_mark
 	fails_with "Input/output error" "$MNT/objects/$(forged_id 1)"
 	[ "$(cat "$MNT/objects/$(forged_id 2)")" = world ]
+	still_serving "$P1_ID"
+	one_log_line "$FORGED.pack" "offset $(sed -n '2s/.* //p' "$BATS_TEST_TMPDIR/forged.ids")"
+}
+
+@test "delta: a result of 2^60 bytes is refused with one log line" {
+	forge <<-'EOF'
+	whole blob s:hello\x20world\n
+	ofs 0 x:0c80808080808080801091000c
+	EOF
+	mount_odbfs "$REPO" "$MNT"
+	[ "$(stat -c %s "$MNT/objects/$(forged_id 1)")" = $((1 << 60)) ]
+	log_mark
+	fails_with "File too large" "$MNT/objects/$(forged_id 1)"
 	still_serving "$P1_ID"
 	one_log_line "$FORGED.pack" "offset $(sed -n '2s/.* //p' "$BATS_TEST_TMPDIR/forged.ids")"
 }
@@ -641,6 +665,17 @@ moved_out() {
 	mount_odbfs "$REPO" "$MNT"
 	fails_with "No such file or directory" "$MNT/objects/$P2_ID"
 	P2_ID=$LOOSE_ID still_serving "$P1_ID"
+	logged_once "$P2.pack: not a regular file"
+}
+
+@test "pack: a FIFO where the .pack should be is refused, not waited on" {
+	mv "$PACKS/$P2.pack" "$BATS_TEST_TMPDIR/"
+	mkfifo "$PACKS/$P2.pack"
+	# A daemon stuck in open() would never mount: end it, and fail.
+	mount_odbfs "$REPO" "$MNT" || { kill -9 "$ODBFS_PID"; false; }
+	fails_with "No such file or directory" "$MNT/objects/$P2_ID"
+	P2_ID=$LOOSE_ID still_serving "$P1_ID"
+	logged_once "$P2.pack: not a regular file"
 }
 
 # --- trees ----------------------------------------------------------------
