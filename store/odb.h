@@ -25,7 +25,9 @@ struct odb;
 
 /*
  * Open the repository at path. On failure *why says why in a few words.
- * Free with odb_close().
+ * Free with odb_close(). The first open installs the store's SIGBUS
+ * handler (map.h), which passes on any fault outside the store's own
+ * mappings to the handler it replaced.
  */
 int odb_open(const char *path, struct odb **out, const char **why);
 void odb_close(struct odb *odb);
