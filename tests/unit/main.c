@@ -161,6 +161,7 @@ main(void)
 		{ "reader", test_reader },
 		{ "zio", test_zio },
 		{ "loose", test_loose },
+		{ "map", test_map },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -57,6 +57,7 @@ void test_cell(void);
 void test_delta(void);
 void test_idx(void);
 void test_loose(void);
+void test_map(void);
 void test_pack(void);
 void test_packtable(void);
 void test_reader(void);
