@@ -152,6 +152,18 @@ readers_get(struct odb *odb, const unsigned char *raw, uint64_t off,
 	*out = NULL;
 	pthread_mutex_lock(&lock);
 	if ((s = find_locked(raw, rawsz))) {
+		/*
+		 * A kept stream that failed fails again: keep its error in
+		 * its place, so that a later store (the file written anew)
+		 * gets another try.
+		 */
+		if (s->r && (s->err = reader_error(s->r)) < 0) {
+			stale = s->r;
+			s->r = NULL;
+			held -= s->bytes;
+			s->bytes = 0;
+			s->snapshots = odb_generation(odb);
+		}
 		if (s->r) {
 			s->last = ++clock_;
 			*out = reader_ref(s->r);

@@ -21,6 +21,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "commit.h"
+#include "log.h"
 #include "odb.h"
 #include "refs.h"
 #include "snapshot.h"
@@ -166,14 +167,19 @@ odb_has(struct odb *odb, const unsigned char *raw)
 }
 
 /*
- * git deletes loose files once it has packed them. A reader whose snapshot
- * still lists such a file finds it gone; rather than fail, the store is
- * rescanned and the lookup tried once more.
+ * Is the snapshot that found loc behind the disk? git deletes loose files
+ * once it has packed them, so a loose file the snapshot lists may be gone;
+ * and a pack whose file shrank under a read (truncated, or copied over in
+ * place) may have been written anew. Rather than fail, the store is
+ * rescanned and the lookup tried once more. Asked inside the read-side
+ * section: loc->pack lives as long as the snapshot.
  */
 static bool
-vanished(int ret, bool found, const struct objloc *loc)
+stale(int ret, const struct objloc *loc)
 {
-	return ret == -ENOENT && found && !loc->pack;
+	if (!loc->pack)
+		return ret == -ENOENT;
+	return ret == -EFSCORRUPTED && pack_shrank(loc->pack);
 }
 
 /* Something to do with an object found in a snapshot. */
@@ -182,25 +188,28 @@ typedef int found_fn(const struct snapshot *s, const struct objloc *loc,
 
 /*
  * Find raw in the current snapshot and call fn on it, under the read
- * lock; if its loose file vanished meanwhile, rescan and try once more.
+ * lock; if the snapshot proves stale (see stale()), rescan and try once
+ * more.
  */
 static int
 with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
     void *arg)
 {
 	struct objloc loc = { 0 };
-	bool found;
+	bool again;
 	int ret, tries = 0;
 
 	do {
 		struct snapshot *s = snap_enter(odb);
 
 		ret = -ENOENT;
-		if ((found = snapshot_find(s, raw, &loc)))
+		again = false;
+		if (snapshot_find(s, raw, &loc)) {
 			ret = fn(s, &loc, arg);
+			again = stale(ret, &loc);
+		}
 		snap_exit();
-	} while (vanished(ret, found, &loc) && tries++ == 0 &&
-	    odb_refresh(odb) == 0);
+	} while (again && tries++ == 0 && odb_refresh(odb) == 0);
 	return ret;
 }
 

@@ -32,7 +32,8 @@ struct reader {
 	const char *name;
 	struct zio_stream zs;
 	int started;
-	int failed;		/* a stream error, logged once, returned again */
+	_Atomic int failed;	/* a stream error, logged once, returned
+				   again; written under lock */
 	/*
 	 * A ring of READER_WINDOW bytes holding payload bytes [win_start,
 	 * win_start + winlen), byte b at win[b % READER_WINDOW]: the window
@@ -327,6 +328,13 @@ reader_read(struct reader *r, void *buf, size_t len, uint64_t off)
 	}
 	pthread_mutex_unlock(&r->lock);
 	return ret < 0 ? ret : (ssize_t)done;
+}
+
+int
+reader_error(struct reader *r)
+{
+	return r->data ? 0 : atomic_load_explicit(&r->failed,
+	    memory_order_relaxed);
 }
 
 struct reader *

@@ -57,6 +57,13 @@ ssize_t reader_read(struct reader *r, void *buf, size_t len, uint64_t off);
 long reader_prefetch(struct reader *r, uint64_t upto, size_t max);
 
 /*
+ * The error a read of a streamed object met (its data corrupt, or its
+ * file shrank under it), which every later read returns again; 0 while
+ * there is none.
+ */
+int reader_error(struct reader *r);
+
+/*
  * A reader is reference counted: reader_open() gives one reference,
  * reader_ref() takes another, and reader_close() drops one, freeing the
  * reader with the last. So a reply still being written from its buffer

@@ -166,3 +166,14 @@ read_across() {
 	[ "$gone" -gt 0 ]
 	alive "$BIG" "$BIGLOOSE"
 }
+
+@test "a pack cut short and then copied back in place serves again" {
+	mount_odbfs "$REPO" "$MNT"
+	cp "$PACK_BIG.pack" "$BATS_TEST_TMPDIR/saved.pack"
+	run read_across "$MNT/objects/$BIG" $((5 << 20)) truncate -s $((8 << 20)) "$PACK_BIG.pack"
+	[ "$output" = "error EIO" ]
+	cp "$BATS_TEST_TMPDIR/saved.pack" "$PACK_BIG.pack"
+	git -C "$PRISTINE" cat-file blob "$BIG" >"$BATS_TEST_TMPDIR/want"
+	within_a_second cmp "$BATS_TEST_TMPDIR/want" "$MNT/objects/$BIG"
+	alive "$SMALL"
+}
