@@ -509,9 +509,16 @@ watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
 		 * Signals are the main thread's business (libfuse ends the
 		 * session there): a SIGTERM taken by the watcher would only
 		 * interrupt its poll(). So it starts with all of them blocked,
-		 * as libfuse's own workers do.
+		 * as libfuse's own workers do; all but the ones a fault
+		 * raises, which the kernel delivers to the faulting thread,
+		 * killing the process if that thread blocks them: a SIGBUS
+		 * from a file that shrank is the store's to handle (map.h).
 		 */
 		sigfillset(&all);
+		sigdelset(&all, SIGBUS);
+		sigdelset(&all, SIGSEGV);
+		sigdelset(&all, SIGFPE);
+		sigdelset(&all, SIGILL);
 		pthread_sigmask(SIG_BLOCK, &all, &old);
 		ret = -pthread_create(&w->thread, NULL, run, w);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
