@@ -35,7 +35,17 @@ int commit_parse(struct commit *c, const unsigned char *buf, size_t len,
     size_t rawsz);
 void commit_release(struct commit *c);
 
-/* The object a tag points to, and that object's type. */
+/*
+ * The most bytes tag_target() looks at: a tag's "object" and "type" lines,
+ * with the longest id and the longest type name. Whatever follows them
+ * (the tag's name, tagger, message) may be any size and is not read.
+ */
+#define TAG_TARGET_MAX (sizeof("object \ntype commit\n") - 1 + OID_HEXSZ_MAX)
+
+/*
+ * The object a tag points to, and that object's type, from buf: the tag's
+ * first len bytes, of which TAG_TARGET_MAX are all that matter.
+ */
 int tag_target(const unsigned char *buf, size_t len, size_t rawsz,
     unsigned char *target, enum obj_type *type);
 

@@ -389,9 +389,11 @@ int
 odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,
     enum obj_type *type)
 {
+	unsigned char head[TAG_TARGET_MAX];
 	size_t rawsz = odb->repo->rawsz;
 	struct objinfo info;
-	unsigned char *buf;
+	struct reader *r;
+	ssize_t len;
 	int ret;
 
 	memcpy(peeled, raw, rawsz);
@@ -401,11 +403,15 @@ odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,
 		*type = info.type;
 		if (info.type != OBJ_TAG)
 			return 0;
-		if ((ret = odb_read(odb, peeled, &info, &buf)) < 0)
+		/* Its first lines only: a tag's message may be any size. */
+		if ((ret = odb_reader_open(odb, peeled, &r)) < 0)
 			return ret;
-		ret = tag_target(buf, (size_t)info.size, rawsz, peeled, type);
-		free(buf);
-		if (ret < 0)
+		len = reader_read(r, head, sizeof(head), 0);
+		reader_close(r);
+		if (len < 0)
+			return (int)len;
+		if ((ret = tag_target(head, (size_t)len, rawsz, peeled,
+		    type)) < 0)
 			return ret;
 	}
 	return -ELOOP;

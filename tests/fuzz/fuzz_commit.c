@@ -7,7 +7,8 @@
  * A commit that parses must have begun with its tree line, whose id is
  * checked against a decoding of the hex done here; author, committer and
  * message must point into the input, the message running to its end. A
- * tag's target is checked the same way.
+ * tag's target is checked the same way, and must be found in its first
+ * TAG_TARGET_MAX bytes when it is found at all.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -53,7 +54,7 @@ one(const uint8_t *data, size_t size, size_t rawsz)
 {
 	unsigned char want[OID_RAWSZ_MAX], target[OID_RAWSZ_MAX];
 	struct commit c;
-	enum obj_type type = OBJ_NONE;
+	enum obj_type type = OBJ_NONE, part = OBJ_NONE;
 	bool tree_line = ref_line(data, size, "tree", rawsz, want);
 
 	if (commit_parse(&c, data, size, rawsz) == 0) {
@@ -77,6 +78,13 @@ one(const uint8_t *data, size_t size, size_t rawsz)
 		FUZZ_CHECK(ref_line(data, size, "object", rawsz, want));
 		FUZZ_CHECK(!memcmp(target, want, rawsz));
 		FUZZ_CHECK(type >= OBJ_COMMIT && type <= OBJ_TAG);
+		/* What odbfs reads of a tag is enough to say the same. */
+		FUZZ_CHECK(tag_target(data, size < TAG_TARGET_MAX ? size :
+		    TAG_TARGET_MAX, rawsz, want, &part) == 0 &&
+		    !memcmp(target, want, rawsz) && part == type);
+	} else {
+		FUZZ_CHECK(tag_target(data, size < TAG_TARGET_MAX ? size :
+		    TAG_TARGET_MAX, rawsz, want, &part) < 0);
 	}
 }
 
