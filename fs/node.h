@@ -46,6 +46,7 @@ enum node_kind {
 	NODE_GITLINK,		/* a submodule: an empty directory */
 	NODE_BLOB,		/* a file of a tree */
 	NODE_DATA,		/* a file whose bytes the node holds */
+	NODE_SLICE,		/* a file whose bytes are part of an object */
 	NODE_SYMLINK,		/* a symlink: target */
 	NODE_META,		/* .odbfs/ */
 	NODE_STATS,		/* .odbfs/stats: made anew at each lookup */
@@ -57,19 +58,29 @@ enum node_kind {
 
 /*
  * What a node whose key holds no object id keeps of its object: commit and
- * tree directories, gitlinks, HEAD and refs. One allocation, so that the
- * files of objects/ and of trees, by far the most nodes, pay nothing for
- * it.
+ * tree directories, gitlinks, HEAD and refs, slices. One allocation, so
+ * that the files of objects/ and of trees, by far the most nodes, pay
+ * nothing for it.
+ *
+ * A commit directory keeps its commit's header fields, copied (bounded by
+ * COMMIT_HEADER_MAX, a few hundred bytes as git writes them), never the
+ * object: its message, which may be any size, is read from the object by
+ * the message file, a NODE_SLICE, when that is read.
  */
 struct node_ext {
 	unsigned char id[OID_RAWSZ_MAX];	/* the object */
-	unsigned char *buf;	/* NODE_COMMIT, NODE_TREE: the object */
+	unsigned char *buf;	/* NODE_TREE: the object */
 	union {
 		struct commit commit;		/* NODE_COMMIT */
 		struct {
 			struct tree tree;	/* NODE_TREE */
 			size_t *by_name;	/* entries sorted by name */
 		};
+		/*
+		 * NODE_SLICE: where its bytes start in the object; they run
+		 * for the node's size.
+		 */
+		uint64_t slice_off;
 	};
 };
 

@@ -331,6 +331,53 @@ odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
+/*
+ * The reader of the object whose bytes n's are (its own, or a slice's),
+ * with where n's bytes start in it and how many there are; for a read of
+ * size bytes at off.
+ */
+static int
+object_of(fuse_req_t req, const struct node *n, off_t off, size_t size,
+    struct reader **r, uint64_t *start, uint64_t *total)
+{
+	uint64_t from = (uint64_t)off, to = (uint64_t)off + size;
+	int ret;
+
+	*start = 0;
+	if (n->kind == NODE_SLICE) {
+		*start = n->ext->slice_off;
+		/* A read of the whole slice is all that is wanted. */
+		if (off == 0 && size >= n->size) {
+			from = 0;
+			to = UINT64_MAX;
+		} else {
+			from += *start;
+			to += *start;
+		}
+	}
+	if ((ret = readers_get(fs_of(req)->odb, node_id(n), from, to,
+	    r)) < 0)
+		return ret;
+	*total = reader_info(*r)->size;
+	if (n->kind == NODE_SLICE) {
+		/* The id's bytes never change: only a bug can get here. */
+		if (*total < *start || *total - *start < n->size) {
+			char hex[OID_HEXSZ_MAX + 1];
+
+			oid_to_hex(hex, node_id(n), fs_of(req)->rawsz);
+			reader_close(*r);
+			*r = NULL;
+			return log_corrupt("object %s: %llu bytes, too few for "
+			    "%llu at offset %llu", hex,
+			    (unsigned long long)*total,
+			    (unsigned long long)n->size,
+			    (unsigned long long)*start);
+		}
+		*total = n->size;
+	}
+	return 0;
+}
+
 static void
 odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi)
@@ -338,7 +385,7 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	union node_buf nb;
 	struct node *n = node_get(ino, &nb);
 	const unsigned char *data = (const unsigned char *)n->data;
-	uint64_t total = n->size;
+	uint64_t total = n->size, start = 0;
 	struct reader *r = NULL;
 	unsigned char *buf = NULL;
 	ssize_t got;
@@ -350,17 +397,17 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	if (reads_object(n)) {
-		if (off == 0)
-			ahead_read(ino, n->ino);
-		ret = readers_get(fs_of(req)->odb, node_id(n), (uint64_t)off,
-		    (uint64_t)off + size, &r);
+	if (reads_object(n) && off == 0)
+		ahead_read(ino, n->ino);
+	if (reads_object(n) || (n->kind == NODE_SLICE &&
+	    (uint64_t)off < n->size)) {
+		ret = object_of(req, n, off, size, &r, &start, &total);
 		if (ret < 0) {
 			fuse_reply_err(req, to_errno(ret));
 			return;
 		}
-		data = reader_data(r);
-		total = reader_info(r)->size;
+		if ((data = reader_data(r)))
+			data += start;
 	}
 	if ((uint64_t)off >= total) {
 		fuse_reply_buf(req, NULL, 0);
@@ -391,9 +438,9 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		goto out;
 	}
-	got = reader_read(r, buf, size, (uint64_t)off);
+	got = reader_read(r, buf, size, start + (uint64_t)off);
 	if (got > 0) {
-		readers_prefetch(r, (uint64_t)off + (uint64_t)got);
+		readers_prefetch(r, start + (uint64_t)off + (uint64_t)got);
 		stats_add(STAT_BYTES, (uint64_t)got);
 	}
 	if (got < 0)

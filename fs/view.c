@@ -388,38 +388,73 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 	}
 }
 
+/*
+ * commits/<id>/: the commit's header, read and parsed, and what of it the
+ * members need kept; not the object, whose message may be any size.
+ */
 static int
 commit_dir(struct odbfs *fs, const unsigned char *id, struct node **out)
 {
-	char hex[OID_HEXSZ_MAX + 1], path[16 + OID_HEXSZ_MAX];
-	struct objinfo info;
+	char what[8 + OID_HEXSZ_MAX], path[16 + OID_HEXSZ_MAX];
+	struct reader *r = NULL;
+	unsigned char *buf = NULL;
 	struct node_ext *x;
 	struct node *n;
+	size_t len;
 	int ret;
 
-	oid_to_hex(hex, id, fs->rawsz);
-	snprintf(path, sizeof(path), "commits/%s", hex);
+	memcpy(what, "commit ", 7);
+	oid_to_hex(what + 7, id, fs->rawsz);
+	snprintf(path, sizeof(path), "commits/%s", what + 7);
 	if (!(n = new_dir(NODE_COMMIT, path, 0)))
 		return -ENOMEM;
-	if ((ret = node_ext_new(n)) < 0) {
-		node_free(n);
-		return ret;
-	}
+	if ((ret = node_ext_new(n)) < 0)
+		goto out;
 	x = n->ext;
 	memcpy(x->id, id, fs->rawsz);
 	n->type = OBJ_COMMIT;
-	ret = odb_read(fs->odb, id, &info, &x->buf);
-	if (ret == 0 && info.type != OBJ_COMMIT)
+	if ((ret = odb_reader_open(fs->odb, id, &r)) < 0)
+		goto out;
+	if (reader_info(r)->type != OBJ_COMMIT) {
 		ret = -ENOENT;
-	if (ret == 0 && commit_parse(&x->commit, x->buf, (size_t)info.size,
-	    fs->rawsz) < 0)
-		ret = log_corrupt("commit %s: no valid tree line", hex);
+		goto out;
+	}
+	if ((ret = commit_header_read(r, what, &buf, &len)) < 0 ||
+	    (ret = commit_parse(&x->commit, what, buf, len,
+	    reader_info(r)->size, fs->rawsz)) < 0)
+		goto out;
+	n->time = x->commit.time;
+out:
+	free(buf);
+	reader_close(r);
 	if (ret < 0) {
 		node_free(n);
 		return ret;
 	}
-	n->time = x->commit.time;
 	return intern(n, out);
+}
+
+/*
+ * commits/<id>/message: the bytes after the header's blank line, read
+ * from the object when the file is read (ops.c), never held.
+ */
+static struct node *
+message_file(struct odbfs *fs, const struct node *dir,
+    const unsigned char *key, size_t klen)
+{
+	const struct commit *c = &dir->ext->commit;
+	struct node *n = node_new(NODE_SLICE, key, klen);
+
+	if (!n || node_ext_new(n) < 0) {
+		node_free(n);
+		return NULL;
+	}
+	memcpy(n->ext->id, node_id(dir), fs->rawsz);
+	n->ext->slice_off = c->header_len + 1;
+	n->size = c->message_len;
+	n->mode = S_IFREG | 0444;
+	n->time = dir->time;
+	return n;
 }
 
 /* A file or link inside commits/<id>/. */
@@ -458,6 +493,8 @@ commit_member(struct odbfs *fs, struct node *dir, const char *name,
 		}
 		return intern(new_link(key, klen, target, dir->time), out);
 	}
+	if (!strcmp(name, "message"))
+		return intern(message_file(fs, dir, key, klen), out);
 	if (!strcmp(name, "parents")) {
 		len = c->nparents * (2 * fs->rawsz + 1);
 		if (!(data = malloc(len + 1)))
@@ -467,10 +504,6 @@ commit_member(struct odbfs *fs, struct node *dir, const char *name,
 			    c->parents + i * fs->rawsz, fs->rawsz);
 			data[(i + 1) * (2 * fs->rawsz + 1) - 1] = '\n';
 		}
-	} else if (!strcmp(name, "message")) {
-		len = c->message_len;
-		if ((data = malloc(len + 1)))
-			memcpy(data, c->message, len);
 	} else if (!strcmp(name, "author") || !strcmp(name, "committer")) {
 		const char *v = name[0] == 'a' ? c->author : c->committer;
 

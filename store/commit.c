@@ -1,6 +1,8 @@
 /*
  * commit: commit and tag header parsing. Called by the FUSE layer (commit
- * directories) and odb.c (peeling tags). Every read stays inside buf.
+ * directories, which read a commit through commit_header_read() only as
+ * far as its header) and odb.c (peeling tags). Every read stays inside
+ * the bytes read.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -9,6 +11,13 @@
 
 #include "commit.h"
 #include "log.h"
+
+/*
+ * The first read of a header: a usual commit's (tree, parent, author,
+ * committer: some 250 bytes) fits many times over, a signed one's too.
+ * Doubled until the blank line is in, or COMMIT_HEADER_MAX + 1 bytes are.
+ */
+#define HEADER_STEP ((size_t)8 << 10)
 
 /* If the line at *p is "name SP value", point at the value; advance *p. */
 static bool
@@ -64,63 +73,158 @@ ident_time(const char *val, size_t len)
 }
 
 int
-commit_parse(struct commit *c, const unsigned char *buf, size_t len,
-    size_t rawsz)
+commit_header_read(struct reader *r, const char *what, unsigned char **buf,
+    size_t *len)
 {
-	const char *p = (const char *)buf, *end = p + len, *val;
-	size_t vlen, alloc = 0;
+	uint64_t size = reader_info(r)->size;
+	size_t max = size > COMMIT_HEADER_MAX ? COMMIT_HEADER_MAX + 1 :
+	    (size_t)size, have = 0, alloc = 0;
+	unsigned char *b = NULL, *grown;
+	const unsigned char *blank = NULL;
+	ssize_t n;
+	int ret;
+
+	*buf = NULL;
+	*len = 0;
+	while (!blank && have < max) {
+		size_t from = have ? have - 1 : 0;
+
+		if (have == alloc) {
+			alloc = alloc ? 2 * alloc : HEADER_STEP;
+			if (alloc > max)
+				alloc = max;
+			if (!(grown = realloc(b, alloc))) {
+				ret = -ENOMEM;
+				goto fail;
+			}
+			b = grown;
+		}
+		if ((n = reader_read(r, b + have, alloc - have, have)) < 0) {
+			ret = (int)n;
+			goto fail;
+		}
+		if (n == 0) {
+			ret = log_corrupt("%s: ends at byte %zu of %llu", what,
+			    have, (unsigned long long)size);
+			goto fail;
+		}
+		have += (size_t)n;
+		blank = memmem(b + from, have - from, "\n\n", 2);
+	}
+	if (!blank && size > COMMIT_HEADER_MAX) {
+		ret = log_corrupt("%s: no blank line in its first %zu bytes: "
+		    "its header runs past offset %zu, the most odbfs reads",
+		    what, have, COMMIT_HEADER_MAX);
+		goto fail;
+	}
+	*buf = b;
+	*len = blank ? (size_t)(blank - b) + 2 : have;
+	return 0;
+fail:
+	free(b);
+	return ret;
+}
+
+/* Set *copy to a malloc'd copy of the len bytes at val, and a NUL. */
+static int
+copy_value(char **copy, size_t *copy_len, const char *val, size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, val, len);
+	s[len] = '\0';
+	free(*copy);
+	*copy = s;
+	*copy_len = len;
+	return 0;
+}
+
+int
+commit_parse(struct commit *c, const char *what, const unsigned char *buf,
+    size_t len, uint64_t size, size_t rawsz)
+{
+	const char *start = (const char *)buf, *p = start, *end, *val;
+	const unsigned char *blank;
+	size_t vlen, at, alloc = 0;
+	int ret = 0;
 
 	memset(c, 0, sizeof(*c));
+	if (len > size)
+		len = (size_t)size;
+	/* The header ends at the first blank line, or with the object. */
+	if ((blank = memmem(buf, len, "\n\n", 2))) {
+		c->header_len = (uint64_t)(blank - buf) + 1;
+		c->message_len = size - c->header_len - 1;
+	} else if (len == size) {
+		c->header_len = size;
+	} else {
+		return log_corrupt("%s: no blank line in its first %zu bytes, "
+		    "all that was read", what, len);
+	}
+	end = start + c->header_len;
 	if (!header(&p, end, "tree", &val, &vlen) ||
-	    !hex_value(val, vlen, rawsz, c->tree))
-		return -EFSCORRUPTED;
-	while (header(&p, end, "parent", &val, &vlen)) {
+	    !hex_value(val, vlen, rawsz, c->tree)) {
+		ret = log_corrupt("%s: no valid tree line", what);
+		goto fail;
+	}
+	while (at = (size_t)(p - start), header(&p, end, "parent", &val,
+	    &vlen)) {
+		if (c->nparents == COMMIT_PARENTS_MAX) {
+			ret = log_corrupt("%s: more than %d parents, at offset "
+			    "%zu", what, COMMIT_PARENTS_MAX, at);
+			goto fail;
+		}
 		if (c->nparents == alloc) {
 			size_t na = alloc ? 2 * alloc : 2;
-			unsigned char *grown = realloc(c->parents, na * rawsz);
+			unsigned char *grown;
 
-			if (!grown) {
-				commit_release(c);
-				return -ENOMEM;
+			if (na > COMMIT_PARENTS_MAX)
+				na = COMMIT_PARENTS_MAX;
+			if (!(grown = realloc(c->parents, na * rawsz))) {
+				ret = -ENOMEM;
+				goto fail;
 			}
 			c->parents = grown;
 			alloc = na;
 		}
 		if (!hex_value(val, vlen, rawsz, c->parents +
 		    c->nparents * rawsz)) {
-			commit_release(c);
-			return -EFSCORRUPTED;
+			ret = log_corrupt("%s: bad parent line at offset %zu",
+			    what, at);
+			goto fail;
 		}
 		c->nparents++;
 	}
-	/* The other headers, up to the blank line. */
-	while (p < end && *p != '\n') {
+	/* The other headers, up to the blank line; the last of each wins. */
+	while (ret == 0 && p < end) {
 		const char *lf = memchr(p, '\n', (size_t)(end - p));
 
 		if (header(&p, end, "author", &val, &vlen)) {
-			c->author = val;
-			c->author_len = vlen;
+			ret = copy_value(&c->author, &c->author_len, val, vlen);
 		} else if (header(&p, end, "committer", &val, &vlen)) {
-			c->committer = val;
-			c->committer_len = vlen;
+			ret = copy_value(&c->committer, &c->committer_len, val,
+			    vlen);
 			c->time = ident_time(val, vlen);
 		} else {
 			p = lf ? lf + 1 : end;
 		}
 	}
-	if (p < end) {
-		c->message = p + 1;
-		c->message_len = (size_t)(end - p - 1);
-	}
-	return 0;
+	if (ret == 0)
+		return 0;
+fail:
+	commit_release(c);
+	return ret;
 }
 
 void
 commit_release(struct commit *c)
 {
 	free(c->parents);
-	c->parents = NULL;
-	c->nparents = 0;
+	free(c->author);
+	free(c->committer);
+	memset(c, 0, sizeof(*c));
 }
 
 int

@@ -5,10 +5,13 @@
  * sha1 and with sha256 ids whatever it is.
  *
  * A commit that parses must have begun with its tree line, whose id is
- * checked against a decoding of the hex done here; author, committer and
- * message must point into the input, the message running to its end. A
- * tag's target is checked the same way, and must be found in its first
- * TAG_TARGET_MAX bytes when it is found at all.
+ * checked against a decoding of the hex done here; author and committer
+ * must be copies of bytes of the input, and header and message must split
+ * it at its first blank line. The commit parsed again from its header
+ * alone (as odbfs reads it, not the whole object) must come out the same,
+ * and from less than that must not parse. A tag's target is checked the
+ * way a commit's tree is, and must be found in its first TAG_TARGET_MAX
+ * bytes when it is found at all.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -49,29 +52,63 @@ ref_line(const uint8_t *data, size_t size, const char *name, size_t rawsz,
 	    ref_hex(data + n + 1, rawsz, raw);
 }
 
+/* Do a and b hold the same header fields? */
+static bool
+same_commit(const struct commit *a, const struct commit *b, size_t rawsz)
+{
+	return !memcmp(a->tree, b->tree, rawsz) &&
+	    a->nparents == b->nparents && (!a->nparents ||
+	    !memcmp(a->parents, b->parents, a->nparents * rawsz)) &&
+	    a->author_len == b->author_len && !a->author == !b->author &&
+	    (!a->author || !memcmp(a->author, b->author, a->author_len)) &&
+	    a->committer_len == b->committer_len &&
+	    !a->committer == !b->committer && (!a->committer ||
+	    !memcmp(a->committer, b->committer, a->committer_len)) &&
+	    a->time == b->time && a->header_len == b->header_len &&
+	    a->message_len == b->message_len;
+}
+
+/* Is the value (len bytes and a NUL) a copy of bytes of the input? */
+static bool
+copied(const char *v, size_t len, const uint8_t *data, size_t size)
+{
+	return !v || (v[len] == '\0' && memmem(data, size, v, len));
+}
+
 static void
 one(const uint8_t *data, size_t size, size_t rawsz)
 {
 	unsigned char want[OID_RAWSZ_MAX], target[OID_RAWSZ_MAX];
-	struct commit c;
+	struct commit c, again;
 	enum obj_type type = OBJ_NONE, part = OBJ_NONE;
 	bool tree_line = ref_line(data, size, "tree", rawsz, want);
+	const uint8_t *blank = memmem(data, size, "\n\n", 2);
 
-	if (commit_parse(&c, data, size, rawsz) == 0) {
+	if (commit_parse(&c, "fuzz", data, size, size, rawsz) == 0) {
+		size_t hlen = (size_t)c.header_len;
+
 		FUZZ_CHECK(tree_line && !memcmp(c.tree, want, rawsz));
 		FUZZ_CHECK((c.nparents == 0) == (c.parents == NULL));
-		FUZZ_CHECK(!c.author ||
-		    fuzz_within(c.author, c.author_len, data, size));
-		FUZZ_CHECK(!c.committer ||
-		    fuzz_within(c.committer, c.committer_len, data, size));
+		FUZZ_CHECK(c.nparents <= COMMIT_PARENTS_MAX);
+		FUZZ_CHECK(copied(c.author, c.author_len, data, size));
+		FUZZ_CHECK(copied(c.committer, c.committer_len, data, size));
 		FUZZ_CHECK(c.time >= 0);
-		FUZZ_CHECK(!c.message ||
-		    ((const uint8_t *)c.message + c.message_len ==
-		    data + size && c.message > (const char *)data));
+		FUZZ_CHECK(blank ? hlen == (size_t)(blank - data) + 1 &&
+		    hlen + 1 + c.message_len == size :
+		    hlen == size && c.message_len == 0);
+		if (blank) {
+			FUZZ_CHECK(commit_parse(&again, "fuzz", data,
+			    hlen + 1, size, rawsz) == 0);
+			FUZZ_CHECK(same_commit(&c, &again, rawsz));
+			commit_release(&again);
+			FUZZ_CHECK(commit_parse(&again, "fuzz", data, hlen,
+			    size, rawsz) < 0);
+		}
 		commit_release(&c);
 	} else {
 		FUZZ_CHECK(!tree_line || size > 2 * rawsz + 6);
 		FUZZ_CHECK(c.parents == NULL && c.nparents == 0);
+		FUZZ_CHECK(c.author == NULL && c.committer == NULL);
 	}
 
 	if (tag_target(data, size, rawsz, target, &type) == 0) {
