@@ -152,6 +152,7 @@ main(void)
 	} suites[] = {
 		{ "cache", test_cache },
 		{ "cell", test_cell },
+		{ "commit", test_commit },
 		{ "delta", test_delta },
 		{ "pack", test_pack },
 		{ "idx", test_idx },
