@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,15 +29,25 @@ repo_read_file(const char *path, size_t max, char **out)
 	char *buf;
 	ssize_t n;
 	size_t have = 0, cap;
-	int fd;
+	int fd, ret = 0;
 
 	*out = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOTREG;
+	}
 	/* Sized by the file, not by max: max only caps it. */
-	cap = fstat(fd, &st) == 0 && st.st_size > 0 &&
-	    (uint64_t)st.st_size < max ? (size_t)st.st_size : max < 4096 ?
-	    max : 4096;
+	cap = st.st_size > 0 && (uint64_t)st.st_size < max ?
+	    (size_t)st.st_size : max < 4096 ? max : 4096;
 	if (!(buf = malloc(cap + 1))) {
 		close(fd);
 		return -ENOMEM;
@@ -49,17 +60,25 @@ repo_read_file(const char *path, size_t max, char **out)
 				break;
 			cap = cap * 2 < max ? cap * 2 : max;
 			if (!(grown = realloc(buf, cap + 1))) {
-				free(buf);
-				close(fd);
-				return -ENOMEM;
+				ret = -ENOMEM;
+				break;
 			}
 			buf = grown;
 		}
-		if ((n = read(fd, buf + have, cap - have)) <= 0)
+		if ((n = read(fd, buf + have, cap - have)) < 0 &&
+		    errno == EINTR)
+			continue;
+		if (n < 0)
+			ret = -errno;
+		if (n <= 0)
 			break;
 		have += (size_t)n;
 	}
 	close(fd);
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
 	buf[have] = '\0';
 	*out = buf;
 	return 0;
@@ -73,12 +92,35 @@ is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Does something (a file, a FIFO, a directory...) live at path? */
 static bool
-is_file(const char *path)
+exists(const char *path)
 {
 	struct stat st;
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	return stat(path, &st) == 0;
+}
+
+/* repo_open()'s reason when it names a path: one open per thread at once. */
+static _Thread_local char why_buf[PATH_MAX + 128];
+
+static const char *
+because(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why_buf, sizeof(why_buf), fmt, ap);
+	va_end(ap);
+	return why_buf;
+}
+
+/* Why dir/file could not be read (ret from repo_read_file()). */
+static const char *
+unreadable(const char *dir, const char *file, int ret)
+{
+	return because("%s/%s: %s", dir, file, ret == -ENOTREG ?
+	    "not a regular file" : strerror(-ret));
 }
 
 /* malloc'd "a/b", or b alone when it is absolute. */
@@ -104,26 +146,34 @@ chomp(char *s)
 		s[--n] = '\0';
 }
 
-/* A resolved copy of dir/rel's file contents (one path), or NULL. */
-static char *
-path_from_file(const char *dir, const char *file, const char *prefix)
+/*
+ * The real path that dir/file names after prefix, in *out (malloc'd); NULL
+ * when the file is absent or names nothing that exists. A file that is
+ * there but cannot be read is an error (-ENOTREG: not a regular file).
+ */
+static int
+path_from_file(const char *dir, const char *file, const char *prefix,
+    char **out)
 {
-	char *content = NULL, *path, *target, *real = NULL;
+	char *content = NULL, *path, *target;
 	size_t plen = strlen(prefix);
+	int ret;
 
+	*out = NULL;
 	if (!(path = join(dir, file)))
-		return NULL;
-	if (repo_read_file(path, PATH_MAX, &content) == 0) {
+		return -ENOMEM;
+	if ((ret = repo_read_file(path, PATH_MAX, &content)) == 0)
 		chomp(content);
-		if (!strncmp(content, prefix, plen) &&
-		    (target = join(dir, content + plen))) {
-			real = realpath(target, NULL);
-			free(target);
-		}
+	if (ret == 0 && !strncmp(content, prefix, plen)) {
+		if ((target = join(dir, content + plen)))
+			*out = realpath(target, NULL);
+		else
+			ret = -ENOMEM;
+		free(target);
 	}
 	free(content);
 	free(path);
-	return real;
+	return ret == -ENOENT ? 0 : ret;
 }
 
 /*
@@ -135,14 +185,18 @@ read_format(struct repo *repo, const char **why)
 {
 	char *path, *text = NULL, *line, *save = NULL;
 	bool in_ext = false;
+	int ret;
 
 	repo->format = "sha1";
 	repo->rawsz = OID_RAWSZ_SHA1;
 	if (!(path = join(repo->commondir, "config")))
 		return -ENOMEM;
-	if (repo_read_file(path, 1 << 20, &text) < 0) {
+	/* As git: no config is no extension; one it cannot read is fatal. */
+	if ((ret = repo_read_file(path, 1 << 20, &text)) < 0) {
+		if (ret != -ENOENT)
+			*why = unreadable(repo->commondir, "config", ret);
 		free(path);
-		return 0;
+		return ret == -ENOENT ? 0 : ret;
 	}
 	free(path);
 	for (line = strtok_r(text, "\n", &save); line;
@@ -191,9 +245,14 @@ add_alternates(struct repo *repo, const char *dir, unsigned depth)
 
 	if (!(path = join(dir, "info/alternates")))
 		return -ENOMEM;
-	if (repo_read_file(path, 1 << 20, &text) < 0) {
+	/* As git: alternates it cannot read are warned about, then skipped. */
+	if ((ret = repo_read_file(path, 1 << 20, &text)) < 0) {
+		if (ret != -ENOENT && ret != -ENOMEM)
+			log_msg(LOGL_WARN, "%s: %s: ignored", path,
+			    ret == -ENOTREG ? "not a regular file" :
+			    strerror(-ret));
 		free(path);
-		return 0;
+		return ret == -ENOMEM ? ret : 0;
 	}
 	for (line = strtok_r(text, "\n", &save); line && ret == 0;
 	    line = strtok_r(NULL, "\n", &save)) {
@@ -253,19 +312,51 @@ add_objdir(struct repo *repo, const char *dir, unsigned depth)
 	return add_alternates(repo, real, depth);
 }
 
-/* Does dir look like a git directory (HEAD and objects, or commondir)? */
+/* Does HEAD's text name a ref under refs/, or an object? */
 static bool
-is_gitdir(const char *dir)
+head_ok(const char *text)
+{
+	size_t i;
+
+	if (!strncmp(text, "ref:", 4)) {
+		for (text += 4; isspace((unsigned char)*text); text++)
+			;
+		return !strncmp(text, "refs/", 5);
+	}
+	/* Only the first 40 digits: the format is not known yet. */
+	for (i = 0; i < 2 * OID_RAWSZ_SHA1 && isxdigit((unsigned char)text[i]);
+	    i++)
+		;
+	return i == 2 * OID_RAWSZ_SHA1;
+}
+
+/*
+ * Why dir is not a git directory, or NULL if it is one. As git's
+ * is_git_directory(): objects/ (or a commondir file saying where it is),
+ * and a HEAD that validate_headref() accepts.
+ */
+static const char *
+not_gitdir(const char *dir)
 {
 	char *head = join(dir, "HEAD"), *common = join(dir, "commondir");
-	char *objects = join(dir, "objects");
-	bool yes = head && common && objects && is_file(head) &&
-	    (is_dir(objects) || is_file(common));
+	char *objects = join(dir, "objects"), *text = NULL;
+	const char *why = NULL;
+	int ret;
 
+	if (!head || !common || !objects)
+		why = strerror(ENOMEM);
+	else if (!is_dir(objects) && !exists(common))
+		why = "not a git repository";
+	else if ((ret = repo_read_file(head, 256, &text)) == -ENOTREG)
+		why = because("not a git repository: %s is not a regular file",
+		    head);
+	else if (ret < 0 || !head_ok(text))
+		why = "not a git repository";
+	free(text);
 	free(head);
 	free(common);
 	free(objects);
-	return yes;
+	return why;
 }
 
 int
@@ -291,24 +382,35 @@ repo_open(const char *path, struct repo **out, const char **why)
 	}
 	if (!(dotgit = join(real, ".git")))
 		goto nomem;
-	if (is_dir(dotgit))
+	if (is_dir(dotgit)) {
 		repo->gitdir = realpath(dotgit, NULL);
-	else if (is_file(dotgit) &&
-	    !(repo->gitdir = path_from_file(real, ".git", "gitdir: "))) {
-		*why = "its .git file does not name a directory";
-		ret = -ENOENT;
-		goto fail;
+	} else if (exists(dotgit)) {
+		/* A .git file: "gitdir: PATH" (submodules, linked worktrees). */
+		if ((ret = path_from_file(real, ".git", "gitdir: ",
+		    &repo->gitdir)) < 0) {
+			*why = unreadable(real, ".git", ret);
+			goto fail;
+		}
+		if (!repo->gitdir) {
+			*why = "its .git file does not name a directory";
+			ret = -ENOENT;
+			goto fail;
+		}
 	}
 	if (!repo->gitdir) {
 		repo->gitdir = real;
 		real = NULL;
 	}
-	if (!is_gitdir(repo->gitdir)) {
-		*why = "not a git repository";
+	if ((*why = not_gitdir(repo->gitdir))) {
 		ret = -ENOENT;
 		goto fail;
 	}
-	repo->commondir = path_from_file(repo->gitdir, "commondir", "");
+	/* A linked worktree's: where refs, config and objects are. */
+	if ((ret = path_from_file(repo->gitdir, "commondir", "",
+	    &repo->commondir)) < 0) {
+		*why = unreadable(repo->gitdir, "commondir", ret);
+		goto fail;
+	}
 	if (!repo->commondir && !(repo->commondir = strdup(repo->gitdir)))
 		goto nomem;
 	if ((ret = read_format(repo, why)) < 0)

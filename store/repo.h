@@ -10,9 +10,16 @@
 #ifndef ODBFS_REPO_H
 #define ODBFS_REPO_H
 
+#include <errno.h>
 #include <stddef.h>
 
 #define REPO_MAX_ALTERNATE_DEPTH 5
+
+/*
+ * A path where git keeps a file holds something else: a FIFO, a device, a
+ * socket or a directory. ENXIO is what open(2) itself says for a socket.
+ */
+#define ENOTREG ENXIO
 
 struct repo {
 	char *gitdir;		/* absolute, as the user's path resolved */
@@ -35,7 +42,9 @@ int repo_reload_objdirs(struct repo *repo);
 
 /*
  * Read a small text file whole (at most max bytes, NUL-terminated). *out is
- * malloc'd. Symlinks are followed: git's own files may be links.
+ * malloc'd. Symlinks are followed: git's own files may be links. Anything
+ * but a regular file is -ENOTREG, found without blocking: a FIFO put where
+ * git keeps a file must not hang the mount or the watcher.
  */
 int repo_read_file(const char *path, size_t max, char **out);
 
