@@ -217,7 +217,7 @@ refs_load(const struct repo *repo, const struct refs *prev,
 	struct builder packed = { .rawsz = repo->rawsz };
 	struct builder b = { .rawsz = repo->rawsz };
 	struct refs *refs;
-	char path[4096], *text;
+	char path[4096], link[4096], *text;
 	size_t n = 0;
 	int ret;
 
@@ -249,9 +249,13 @@ refs_load(const struct repo *repo, const struct refs *prev,
 	refs->n = n;
 	b.v = NULL;
 	snprintf(path, sizeof(path), "%s/HEAD", repo->gitdir);
-	if ((ret = repo_read_file(path, 4096, &text)) == -ENOTREG)
-		left_out(refs, prev, REFS_LEFT_OUT_HEAD, path);
-	if (ret == 0) {
+	/*
+	 * As git's files backend: a symlink to a name in refs/ is a symbolic
+	 * ref, whether the ref is loose or packed; any other is followed.
+	 */
+	if (repo_head_link(path, link, sizeof(link)) == 0 && refname_ok(link))
+		refs->head_target = strdup(link);
+	else if ((ret = repo_read_file(path, 4096, &text)) == 0) {
 		size_t len = strcspn(text, "\n");
 
 		text[len] = '\0';
@@ -261,6 +265,8 @@ refs_load(const struct repo *repo, const struct refs *prev,
 		    oid_parse_hex(refs->head_id, text, repo->rawsz))
 			refs->head_detached = true;
 		free(text);
+	} else if (ret == -ENOTREG) {
+		left_out(refs, prev, REFS_LEFT_OUT_HEAD, path);
 	}
 	for (size_t i = 0; i < packed.n; i++)
 		free(packed.v[i].name);

@@ -330,16 +330,33 @@ head_ok(const char *text)
 	return i == 2 * OID_RAWSZ_SHA1;
 }
 
+int
+repo_head_link(const char *path, char *buf, size_t size)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISLNK(st.st_mode))
+		return -EINVAL;
+	if ((n = readlink(path, buf, size - 1)) < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (size_t)n < size - 1 && !strncmp(buf, "refs/", 5) ? 0 : -ENOENT;
+}
+
 /*
  * Why dir is not a git directory, or NULL if it is one. As git's
  * is_git_directory(): objects/ (or a commondir file saying where it is),
- * and a HEAD that validate_headref() accepts.
+ * and a HEAD that validate_headref() accepts: a symlink into refs/ (which
+ * need not exist), or a file holding "ref: refs/..." or an object id.
  */
 static const char *
 not_gitdir(const char *dir)
 {
 	char *head = join(dir, "HEAD"), *common = join(dir, "commondir");
-	char *objects = join(dir, "objects"), *text = NULL;
+	char *objects = join(dir, "objects"), *text = NULL, link[PATH_MAX];
 	const char *why = NULL;
 	int ret;
 
@@ -347,6 +364,8 @@ not_gitdir(const char *dir)
 		why = strerror(ENOMEM);
 	else if (!is_dir(objects) && !exists(common))
 		why = "not a git repository";
+	else if ((ret = repo_head_link(head, link, sizeof(link))) != -EINVAL)
+		why = ret == 0 ? NULL : "not a git repository";
 	else if ((ret = repo_read_file(head, 256, &text)) == -ENOTREG)
 		why = because("not a git repository: %s is not a regular file",
 		    head);

@@ -48,4 +48,11 @@ int repo_reload_objdirs(struct repo *repo);
  */
 int repo_read_file(const char *path, size_t max, char **out);
 
+/*
+ * If path (HEAD) is a symlink, the ref it names in buf, as git reads it:
+ * 0 for a target in refs/, -ENOENT for any other target; -EINVAL when
+ * path is not a symlink.
+ */
+int repo_head_link(const char *path, char *buf, size_t size);
+
 #endif
