@@ -177,14 +177,266 @@ path_from_file(const char *dir, const char *file, const char *prefix,
 }
 
 /*
- * The object format from config's extensions.objectFormat. A minimal reader:
- * section headers and "key = value" lines, case-insensitive names.
+ * A variable of a config file as parse_config() hands it on: key is
+ * "section.name" or "section.subsection.name", section and name in lower
+ * case; value is NULL for a bare name, which git reads as true.
+ */
+typedef int config_fn(void *ctx, const char *key, const char *value);
+
+/*
+ * The name in a section header, after its '[', into out: "section" or
+ * "section.subsection". Returns what follows the ']', or NULL (and an
+ * empty out) if the header is malformed.
+ */
+static char *
+config_section(char *p, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; isalnum((unsigned char)*p) || *p == '-' || *p == '.'; p++)
+		if (n + 1 < size)
+			out[n++] = (char)tolower((unsigned char)*p);
+	if (n && isspace((unsigned char)*p)) {
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p++ != '"')
+			goto bad;
+		if (n + 1 < size)
+			out[n++] = '.';
+		for (; *p && *p != '"'; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			if (n + 1 < size)
+				out[n++] = *p;
+		}
+		if (*p++ != '"')
+			goto bad;
+	}
+	if (*p++ != ']' || n == 0)
+		goto bad;
+	out[n] = '\0';
+	return p;
+bad:
+	out[0] = '\0';
+	return NULL;
+}
+
+/* A value, unquoted in place: "..." pieces, \ escapes, no comment. */
+static char *
+config_value(char *s)
+{
+	char *start, *out, *end;
+	bool quoted = false;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	start = out = end = s;
+	for (; *s; s++) {
+		char c = *s;
+
+		if (c == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (!quoted && (c == '#' || c == ';'))
+			break;
+		if (c == '\\' && s[1]) {
+			c = *++s;
+			c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
+		} else if (!quoted && isspace((unsigned char)c)) {
+			*out++ = c;	/* kept if more follows */
+			continue;
+		}
+		*out++ = c;
+		end = out;
+	}
+	*end = '\0';
+	return start;
+}
+
+/*
+ * Hand each variable of the config text (changed in place) to fn, until
+ * fn returns non-zero. A small reader of git-config(1)'s syntax: no
+ * includes, no continued lines; lines it cannot read are skipped.
+ */
+static int
+parse_config(char *text, config_fn *fn, void *ctx)
+{
+	char section[256] = "", key[512], *line, *save = NULL;
+	int ret = 0;
+
+	for (line = strtok_r(text, "\n", &save); line && ret == 0;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char *p = line, *name, *value = NULL;
+		int n;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '[' && !(p = config_section(p + 1, section,
+		    sizeof(section))))
+			continue;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!section[0] || !isalpha((unsigned char)*p))
+			continue;
+		for (name = p; isalnum((unsigned char)*p) || *p == '-'; p++)
+			*p = (char)tolower((unsigned char)*p);
+		n = (int)(p - name);
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '=')
+			value = config_value(p + 1);
+		else if (*p && *p != '#' && *p != ';')
+			continue;
+		snprintf(key, sizeof(key), "%s.%.*s", section, n, name);
+		ret = fn(ctx, key, value);
+	}
+	return ret;
+}
+
+/*
+ * What config says of the repository's format, read as git's
+ * check_repository_format_gently() reads it (setup.c).
+ */
+struct format {
+	long long version;	/* core.repositoryformatversion; -1 if unsaid */
+	bool sha256;		/* extensions.objectFormat */
+	bool reftable;		/* extensions.refStorage */
+	char unknown[256];	/* extensions git does not know: "a, b" */
+	unsigned nunknown;
+	char v1_only[256];	/* extensions of format version 1 only */
+	unsigned nv1_only;
+	const char *path;	/* the config file, for messages */
+	const char *why;	/* what was wrong, if format_var() failed */
+};
+
+static void
+add_name(char *list, size_t size, unsigned *n, const char *name)
+{
+	size_t len = strlen(list);
+
+	snprintf(list + len, size - len, "%s%s", (*n)++ ? ", " : "", name);
+}
+
+/* core.repositoryformatversion, as git_config_int() reads it. */
+static int
+format_version(struct format *f, const char *value)
+{
+	const char *bad = "invalid unit";
+	long long v = 0, unit = 1;
+	char *end = NULL;
+
+	errno = 0;
+	if (value && *value)
+		v = strtoll(value, &end, 0);
+	if (end && end != value && (!*end || !end[1]))
+		switch (tolower((unsigned char)*end)) {
+		case 'g':
+			unit *= 1024;
+			/* fall through */
+		case 'm':
+			unit *= 1024;
+			/* fall through */
+		case 'k':
+			unit *= 1024;
+			/* fall through */
+		case '\0':
+			bad = errno || v > INT_MAX / unit ||
+			    v < INT_MIN / unit ? "out of range" : NULL;
+		}
+	if (bad) {
+		f->why = because("bad numeric config value '%s' for "
+		    "'core.repositoryformatversion' in file %s: %s",
+		    value ? value : "", f->path, bad);
+		return -EINVAL;
+	}
+	f->version = v * unit;
+	return 0;
+}
+
+/* Extensions git knows in every format version, for historical reasons. */
+static const char *const extensions_v0[] = {
+	"noop", "preciousobjects", "partialclone", "worktreeconfig",
+};
+
+/*
+ * Extensions of format version 1 (git 2.55's list), all harmless to a
+ * reader of objects but reftable. compatObjectFormat keeps a map to ids in
+ * a second format; the objects are in the first, all that is served.
+ * relativeWorktrees and submodulePathConfig say how paths are written,
+ * which discovery reads as it finds them.
+ */
+static const char *const extensions_v1[] = {
+	"noop-v1", "objectformat", "compatobjectformat", "refstorage",
+	"relativeworktrees", "submodulepathconfig",
+};
+
+static bool
+listed(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+static int
+bad_value(struct format *f, const char *key, const char *value)
+{
+	f->why = value ? because("invalid value for '%s': '%s'", key, value) :
+	    because("missing value for '%s'", key);
+	return -EINVAL;
+}
+
+/*
+ * One variable of config, for the format: git's handle_extension_v0()
+ * and handle_extension(), refusing the values they refuse.
+ */
+static int
+format_var(void *ctx, const char *key, const char *value)
+{
+	struct format *f = ctx;
+	const char *ext = key + strlen("extensions.");
+
+	if (!strcmp(key, "core.repositoryformatversion"))
+		return format_version(f, value);
+	if (strncmp(key, "extensions.", strlen("extensions.")))
+		return 0;
+	if (listed(extensions_v0, sizeof(extensions_v0) /
+	    sizeof(*extensions_v0), ext))
+		return strcmp(ext, "partialclone") || value ? 0 :
+		    bad_value(f, key, value);
+	if (!listed(extensions_v1, sizeof(extensions_v1) /
+	    sizeof(*extensions_v1), ext)) {
+		add_name(f->unknown, sizeof(f->unknown), &f->nunknown, ext);
+		return 0;
+	}
+	add_name(f->v1_only, sizeof(f->v1_only), &f->nv1_only, ext);
+	if (!strcmp(ext, "objectformat") || !strcmp(ext, "compatobjectformat")) {
+		if (!value || (strcmp(value, "sha1") && strcmp(value, "sha256")))
+			return bad_value(f, key, value);
+		if (!strcmp(ext, "objectformat"))
+			f->sha256 = !strcmp(value, "sha256");
+	} else if (!strcmp(ext, "refstorage")) {
+		if (!value || (strcmp(value, "files") &&
+		    strcmp(value, "reftable")))
+			return bad_value(f, key, value);
+		f->reftable = !strcmp(value, "reftable");
+	}
+	return 0;
+}
+
+/*
+ * The object format, from config: refuse what git refuses (a format
+ * version above 1, an extension it does not know in version 1, one of
+ * version 1 in version 0) and what odbfs cannot read (reftable).
  */
 static int
 read_format(struct repo *repo, const char **why)
 {
-	char *path, *text = NULL, *line, *save = NULL;
-	bool in_ext = false;
+	struct format f = { .version = -1 };
+	const char *bad = NULL;
+	char *path, *text = NULL;
 	int ret;
 
 	repo->format = "sha1";
@@ -198,38 +450,36 @@ read_format(struct repo *repo, const char **why)
 		free(path);
 		return ret == -ENOENT ? 0 : ret;
 	}
-	free(path);
-	for (line = strtok_r(text, "\n", &save); line;
-	    line = strtok_r(NULL, "\n", &save)) {
-		char *key = line, *val, *hash;
-
-		while (isspace((unsigned char)*key))
-			key++;
-		if (*key == '[') {
-			in_ext = !strncasecmp(key, "[extensions]", 12);
-			continue;
-		}
-		if (!in_ext || !(val = strchr(key, '=')))
-			continue;
-		*val++ = '\0';
-		if ((hash = strpbrk(val, "#;")))
-			*hash = '\0';
-		chomp(key);
-		while (isspace((unsigned char)*val))
-			val++;
-		chomp(val);
-		if (strcasecmp(key, "objectformat"))
-			continue;
-		if (!strcasecmp(val, "sha256")) {
-			repo->format = "sha256";
-			repo->rawsz = OID_RAWSZ_SHA256;
-		} else if (strcasecmp(val, "sha1")) {
-			free(text);
-			*why = "unknown extensions.objectFormat";
-			return -EINVAL;
-		}
-	}
+	f.path = path;
+	ret = parse_config(text, format_var, &f);
 	free(text);
+	free(path);
+	if (ret < 0) {
+		*why = f.why;
+		return ret;
+	}
+	/* No version (or -1): git ignores the extensions, and so do we. */
+	if (f.version == -1)
+		return 0;
+	if (f.version > 1)
+		bad = because("Expected git repo version <= 1, found %lld",
+		    f.version);
+	else if (f.version >= 1 && f.nunknown)
+		bad = because("unknown repository extension%s found: %s",
+		    f.nunknown > 1 ? "s" : "", f.unknown);
+	else if (f.version == 0 && f.nv1_only)
+		bad = because("repo version is 0, but v1-only extension%s "
+		    "found: %s", f.nv1_only > 1 ? "s" : "", f.v1_only);
+	else if (f.reftable)
+		bad = "extensions.refStorage=reftable is not supported";
+	if (bad) {
+		*why = bad;
+		return -EINVAL;
+	}
+	if (f.sha256) {
+		repo->format = "sha256";
+		repo->rawsz = OID_RAWSZ_SHA256;
+	}
 	return 0;
 }
 
