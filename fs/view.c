@@ -296,6 +296,19 @@ stamped_node(enum node_kind kind, unsigned char *key, size_t klen,
 	return n;
 }
 
+/* Log an entry of tree dir whose mode git never writes; -EFSCORRUPTED. */
+static int
+bad_mode(const struct odbfs *fs, const struct node *dir,
+    const struct tree_entry *e)
+{
+	char hex[OID_HEXSZ_MAX + 1];
+
+	oid_to_hex(hex, node_id(dir), fs->rawsz);
+	return log_corrupt("tree %s: entry %s at offset %zu has a mode git "
+	    "never writes", hex, e->name, (size_t)((const unsigned char *)
+	    e->name - dir->ext->buf));
+}
+
 static int
 tree_entry_node(struct odbfs *fs, struct node *dir,
     const struct tree_entry *e, struct node **out)
@@ -381,10 +394,7 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 		n->time = dir->time;
 		return intern(n, out);
 	default:
-		oid_to_hex(hex, node_id(dir), fs->rawsz);
-		return log_corrupt("tree %s: entry %s at offset %zu has a mode "
-		    "git never writes", hex, e->name, (size_t)((const
-		    unsigned char *)e->name - dir->ext->buf));
+		return bad_mode(fs, dir, e);
 	}
 }
 
@@ -1002,8 +1012,16 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 			unsigned m = e->mode;
 			size_t klen;
 
-			if (!m)
+			/*
+			 * Not shown, and the listing ends in EIO, so that a
+			 * walk (tar, a backup) cannot miss it silently.
+			 */
+			if (!m) {
+				if (!l->corrupt)
+					bad_mode(fs, dir, e);
+				l->corrupt = true;
 				continue;
+			}
 			klen = id_key(key, m == TREE_MODE_LINK ? 'S' : 'B',
 			    e->id, fs->rawsz);
 			if (m == TREE_MODE_FILE || m == TREE_MODE_EXEC) {
@@ -1019,7 +1037,7 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 				    m == TREE_MODE_LINK ? S_IFLNK : S_IFREG,
 				    node_ino(key, klen));
 		}
-		l->corrupt = dir->ext->tree.truncated;
+		l->corrupt |= dir->ext->tree.truncated;
 		break;
 	default:
 		break;
