@@ -265,7 +265,7 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (used == 0 && (size_t)off >= total && dirlist_corrupt(l) &&
 	    (size_t)off == total)
-		fuse_reply_err(req, EIO);
+		fuse_reply_err(req, to_errno(dirlist_error(l)));
 	else
 		fuse_reply_buf(req, buf, used);
 	free(buf);

@@ -49,6 +49,7 @@ struct dirlist {
 	size_t rawsz;
 	char **names;			/* strings v[].name owns */
 	bool corrupt;
+	char *why;			/* what to log when it says so */
 };
 
 /* st_ino of the directory at parent/name. */
@@ -296,7 +297,13 @@ stamped_node(enum node_kind kind, unsigned char *key, size_t klen,
 	return n;
 }
 
-/* Log an entry of tree dir whose mode git never writes; -EFSCORRUPTED. */
+/* An entry of tree dir whose mode git never writes: the tree, name, where. */
+#define BAD_MODE_FMT "tree %s: entry %s at offset %zu has a mode git never " \
+	"writes"
+#define BAD_MODE_ARGS(hex, dir, e) (hex), (e)->name, \
+	(size_t)((const unsigned char *)(e)->name - (dir)->ext->buf)
+
+/* Log entry e of tree dir, whose mode git never writes: -EFSCORRUPTED. */
 static int
 bad_mode(const struct odbfs *fs, const struct node *dir,
     const struct tree_entry *e)
@@ -304,9 +311,7 @@ bad_mode(const struct odbfs *fs, const struct node *dir,
 	char hex[OID_HEXSZ_MAX + 1];
 
 	oid_to_hex(hex, node_id(dir), fs->rawsz);
-	return log_corrupt("tree %s: entry %s at offset %zu has a mode git "
-	    "never writes", hex, e->name, (size_t)((const unsigned char *)
-	    e->name - dir->ext->buf));
+	return log_corrupt(BAD_MODE_FMT, BAD_MODE_ARGS(hex, dir, e));
 }
 
 static int
@@ -1017,8 +1022,13 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 			 * walk (tar, a backup) cannot miss it silently.
 			 */
 			if (!m) {
-				if (!l->corrupt)
-					bad_mode(fs, dir, e);
+				char hex[OID_HEXSZ_MAX + 1];
+
+				oid_to_hex(hex, node_id(dir), fs->rawsz);
+				if (!l->corrupt && asprintf(&l->why,
+				    BAD_MODE_FMT, BAD_MODE_ARGS(hex, dir,
+				    e)) < 0)
+					l->why = NULL;
 				l->corrupt = true;
 				continue;
 			}
@@ -1060,6 +1070,12 @@ bool
 dirlist_corrupt(const struct dirlist *l)
 {
 	return l->corrupt;
+}
+
+int
+dirlist_error(const struct dirlist *l)
+{
+	return l->why ? log_corrupt("%s", l->why) : -EFSCORRUPTED;
 }
 
 const char *
@@ -1106,5 +1122,6 @@ dirlist_free(struct dirlist *l)
 	free(l->names);
 	free(l->v);
 	free(l->ids);
+	free(l->why);
 	free(l);
 }
