@@ -265,7 +265,7 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (used == 0 && (size_t)off >= total && dirlist_corrupt(l) &&
 	    (size_t)off == total)
-		fuse_reply_err(req, EIO);
+		fuse_reply_err(req, to_errno(dirlist_error(l)));
 	else
 		fuse_reply_buf(req, buf, used);
 	free(buf);
@@ -523,6 +523,47 @@ odbfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
+/*
+ * Writes. The mount is read-only, so the kernel refuses them itself; but
+ * root's "mount -o remount,rw" lifts that, and then they reach the daemon,
+ * where a missing handler would mean ENOSYS, EPERM or EOPNOTSUPP. Each is
+ * answered EROFS; open for writing is refused in odbfs_open(), and a write
+ * to a file the kernel opened without asking (no-open) is refused here.
+ */
+#define READ_ONLY(op, ...)						\
+static void								\
+odbfs_##op(fuse_req_t req, __VA_ARGS__)					\
+{									\
+	fuse_reply_err(req, EROFS);					\
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+READ_ONLY(setattr, fuse_ino_t ino, struct stat *attr, int to_set,
+    struct fuse_file_info *fi)
+READ_ONLY(mknod, fuse_ino_t parent, const char *name, mode_t mode,
+    dev_t rdev)
+READ_ONLY(mkdir, fuse_ino_t parent, const char *name, mode_t mode)
+READ_ONLY(unlink, fuse_ino_t parent, const char *name)
+READ_ONLY(rmdir, fuse_ino_t parent, const char *name)
+READ_ONLY(symlink, const char *link, fuse_ino_t parent, const char *name)
+READ_ONLY(rename, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+    const char *newname, unsigned int flags)
+READ_ONLY(link, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+READ_ONLY(create, fuse_ino_t parent, const char *name, mode_t mode,
+    struct fuse_file_info *fi)
+READ_ONLY(write, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+    struct fuse_file_info *fi)
+READ_ONLY(setxattr, fuse_ino_t ino, const char *name, const char *value,
+    size_t size, int flags)
+READ_ONLY(removexattr, fuse_ino_t ino, const char *name)
+READ_ONLY(fallocate, fuse_ino_t ino, int mode, off_t offset, off_t length,
+    struct fuse_file_info *fi)
+READ_ONLY(copy_file_range, fuse_ino_t ino_in, off_t off_in,
+    struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+    struct fuse_file_info *fi_out, size_t len, int flags)
+#pragma GCC diagnostic pop
+
 static void
 odbfs_init(void *userdata, struct fuse_conn_info *conn)
 {
@@ -561,4 +602,18 @@ const struct fuse_lowlevel_ops odbfs_ops = {
 	.getxattr = odbfs_getxattr,
 	.listxattr = odbfs_listxattr,
 	.statfs = odbfs_statfs,
+	.setattr = odbfs_setattr,
+	.mknod = odbfs_mknod,
+	.mkdir = odbfs_mkdir,
+	.unlink = odbfs_unlink,
+	.rmdir = odbfs_rmdir,
+	.symlink = odbfs_symlink,
+	.rename = odbfs_rename,
+	.link = odbfs_link,
+	.create = odbfs_create,
+	.write = odbfs_write,
+	.setxattr = odbfs_setxattr,
+	.removexattr = odbfs_removexattr,
+	.fallocate = odbfs_fallocate,
+	.copy_file_range = odbfs_copy_file_range,
 };

@@ -49,6 +49,7 @@ struct dirlist {
 	size_t rawsz;
 	char **names;			/* strings v[].name owns */
 	bool corrupt;
+	char *why;			/* what to log when it says so */
 };
 
 /* st_ino of the directory at parent/name. */
@@ -296,6 +297,23 @@ stamped_node(enum node_kind kind, unsigned char *key, size_t klen,
 	return n;
 }
 
+/* An entry of tree dir whose mode git never writes: the tree, name, where. */
+#define BAD_MODE_FMT "tree %s: entry %s at offset %zu has a mode git never " \
+	"writes"
+#define BAD_MODE_ARGS(hex, dir, e) (hex), (e)->name, \
+	(size_t)((const unsigned char *)(e)->name - (dir)->ext->buf)
+
+/* Log entry e of tree dir, whose mode git never writes: -EFSCORRUPTED. */
+static int
+bad_mode(const struct odbfs *fs, const struct node *dir,
+    const struct tree_entry *e)
+{
+	char hex[OID_HEXSZ_MAX + 1];
+
+	oid_to_hex(hex, node_id(dir), fs->rawsz);
+	return log_corrupt(BAD_MODE_FMT, BAD_MODE_ARGS(hex, dir, e));
+}
+
 static int
 tree_entry_node(struct odbfs *fs, struct node *dir,
     const struct tree_entry *e, struct node **out)
@@ -381,10 +399,7 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 		n->time = dir->time;
 		return intern(n, out);
 	default:
-		oid_to_hex(hex, node_id(dir), fs->rawsz);
-		return log_corrupt("tree %s: entry %s at offset %zu has a mode "
-		    "git never writes", hex, e->name, (size_t)((const
-		    unsigned char *)e->name - dir->ext->buf));
+		return bad_mode(fs, dir, e);
 	}
 }
 
@@ -1035,8 +1050,21 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 			unsigned m = e->mode;
 			size_t klen;
 
-			if (!m)
+			/*
+			 * Not shown, and the listing ends in EIO, so that a
+			 * walk (tar, a backup) cannot miss it silently.
+			 */
+			if (!m) {
+				char hex[OID_HEXSZ_MAX + 1];
+
+				oid_to_hex(hex, node_id(dir), fs->rawsz);
+				if (!l->corrupt && asprintf(&l->why,
+				    BAD_MODE_FMT, BAD_MODE_ARGS(hex, dir,
+				    e)) < 0)
+					l->why = NULL;
+				l->corrupt = true;
 				continue;
+			}
 			klen = id_key(key, m == TREE_MODE_LINK ? 'S' : 'B',
 			    e->id, fs->rawsz);
 			if (m == TREE_MODE_FILE || m == TREE_MODE_EXEC) {
@@ -1052,7 +1080,7 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 				    m == TREE_MODE_LINK ? S_IFLNK : S_IFREG,
 				    node_ino(key, klen));
 		}
-		l->corrupt = dir->ext->tree.truncated;
+		l->corrupt |= dir->ext->tree.truncated;
 		break;
 	default:
 		break;
@@ -1075,6 +1103,12 @@ bool
 dirlist_corrupt(const struct dirlist *l)
 {
 	return l->corrupt;
+}
+
+int
+dirlist_error(const struct dirlist *l)
+{
+	return l->why ? log_corrupt("%s", l->why) : -EFSCORRUPTED;
 }
 
 const char *
@@ -1121,5 +1155,6 @@ dirlist_free(struct dirlist *l)
 	free(l->names);
 	free(l->v);
 	free(l->ids);
+	free(l->why);
 	free(l);
 }

@@ -41,6 +41,13 @@ size_t dirlist_count(const struct dirlist *l);
 /* Is the listing followed by corrupt data (reported after the last)? */
 bool dirlist_corrupt(const struct dirlist *l);
 
+/*
+ * The error that ends a corrupt listing, -EFSCORRUPTED, logged each time
+ * it is reported when nothing logged it already (a tree cut short was
+ * logged when its node was made).
+ */
+int dirlist_error(const struct dirlist *l);
+
 /* Entry i: its name (valid until dirlist_free), type bits and st_ino. */
 const char *dirlist_entry(const struct dirlist *l, size_t i, char *buf,
     mode_t *type, uint64_t *ino);

@@ -126,7 +126,7 @@ odb_open(const char *path, struct odb **out, const char **why)
 		goto fail;
 	}
 	odb->snap->cache = odb->cache;
-	if ((ret = refs_load(odb->repo, &odb->refs)) < 0) {
+	if ((ret = refs_load(odb->repo, NULL, &odb->refs)) < 0) {
 		*why = "cannot read its references";
 		goto fail;
 	}
@@ -464,7 +464,7 @@ odb_refs_reload(struct odb *odb)
 	int ret;
 
 	pthread_mutex_lock(&odb->refresh_lock);
-	if ((ret = refs_load(odb->repo, &fresh)) == 0) {
+	if ((ret = refs_load(odb->repo, odb->refs, &fresh)) == 0) {
 		PUBLISHED(&odb->refs);
 		old = rcu_xchg_pointer(&odb->refs, fresh);
 		urcu_memb_synchronize_rcu();

@@ -114,17 +114,35 @@ resolve(const char *commondir, const char *name, size_t rawsz,
 	return ret;
 }
 
+/* Note that refs leave out path (bit what), logging it if prev did not. */
+static void
+left_out(struct refs *refs, const struct refs *prev, unsigned what,
+    const char *path)
+{
+	if (!prev || !(prev->left_out & what))
+		log_msg(LOGL_WARN, "%s: not a regular file: ignored", path);
+	refs->left_out |= what;
+}
+
 static int
-read_packed(const struct repo *repo, struct builder *b)
+read_packed(const struct repo *repo, struct refs *refs,
+    const struct refs *prev, struct builder *b)
 {
 	char path[4096], *text, *line, *save = NULL;
 	unsigned char id[OID_RAWSZ_MAX];
 	int ret = 0;
 
 	snprintf(path, sizeof(path), "%s/packed-refs", repo->commondir);
-	/* No packed-refs is normal; one that cannot be read is an error. */
-	if ((ret = repo_read_file(path, (size_t)1 << 30, &text)) < 0)
-		return ret == -ENOENT ? 0 : ret;
+	/*
+	 * No packed-refs is normal; one that cannot be read is an error. One
+	 * that is not a file (git dies on a directory, hangs on a FIFO) is
+	 * left out, so that the loose refs stay in view and new ones show.
+	 */
+	ret = repo_read_file(path, (size_t)1 << 30, &text);
+	if (ret == -ENOTREG)
+		left_out(refs, prev, REFS_LEFT_OUT_PACKED, path);
+	if (ret < 0)
+		return ret == -ENOENT || ret == -ENOTREG ? 0 : ret;
 	for (line = strtok_r(text, "\n", &save); line && ret == 0;
 	    line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#' || line[0] == '^')
@@ -193,19 +211,20 @@ walk(const struct repo *repo, const char *rel, struct builder *b,
 }
 
 int
-refs_load(const struct repo *repo, struct refs **out)
+refs_load(const struct repo *repo, const struct refs *prev,
+    struct refs **out)
 {
 	struct builder packed = { .rawsz = repo->rawsz };
 	struct builder b = { .rawsz = repo->rawsz };
 	struct refs *refs;
-	char path[4096], *text;
+	char path[4096], link[4096], *text;
 	size_t n = 0;
 	int ret;
 
 	*out = NULL;
 	if (!(refs = calloc(1, sizeof(*refs))))
 		return -ENOMEM;
-	if ((ret = read_packed(repo, &packed)) < 0 ||
+	if ((ret = read_packed(repo, refs, prev, &packed)) < 0 ||
 	    (ret = walk(repo, "refs", &b, &packed, 0)) < 0)
 		goto fail;
 	/* Packed refs that no loose ref overrides. */
@@ -230,7 +249,13 @@ refs_load(const struct repo *repo, struct refs **out)
 	refs->n = n;
 	b.v = NULL;
 	snprintf(path, sizeof(path), "%s/HEAD", repo->gitdir);
-	if (repo_read_file(path, 4096, &text) == 0) {
+	/*
+	 * As git's files backend: a symlink to a name in refs/ is a symbolic
+	 * ref, whether the ref is loose or packed; any other is followed.
+	 */
+	if (repo_head_link(path, link, sizeof(link)) == 0 && refname_ok(link))
+		refs->head_target = strdup(link);
+	else if ((ret = repo_read_file(path, 4096, &text)) == 0) {
 		size_t len = strcspn(text, "\n");
 
 		text[len] = '\0';
@@ -240,6 +265,8 @@ refs_load(const struct repo *repo, struct refs **out)
 		    oid_parse_hex(refs->head_id, text, repo->rawsz))
 			refs->head_detached = true;
 		free(text);
+	} else if (ret == -ENOTREG) {
+		left_out(refs, prev, REFS_LEFT_OUT_HEAD, path);
 	}
 	for (size_t i = 0; i < packed.n; i++)
 		free(packed.v[i].name);

@@ -31,9 +31,18 @@ struct refs {
 	char *head_target;		/* HEAD's "ref: " target, or NULL */
 	unsigned char head_id[OID_RAWSZ_MAX];	/* detached HEAD */
 	bool head_detached;
+	unsigned left_out;		/* REFS_LEFT_OUT_*: not regular files */
 };
 
-int refs_load(const struct repo *repo, struct refs **out);
+#define REFS_LEFT_OUT_PACKED 1u	/* packed-refs */
+#define REFS_LEFT_OUT_HEAD 2u	/* HEAD */
+
+/*
+ * Read the references. prev is the list this one replaces, or NULL: a
+ * file left out is logged once, when prev did not leave it out already.
+ */
+int refs_load(const struct repo *repo, const struct refs *prev,
+    struct refs **out);
 void refs_free(struct refs *refs);
 
 /* Would git's check-ref-format accept name (with at least one '/')? */

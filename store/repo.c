@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,15 +29,25 @@ repo_read_file(const char *path, size_t max, char **out)
 	char *buf;
 	ssize_t n;
 	size_t have = 0, cap;
-	int fd;
+	int fd, ret = 0;
 
 	*out = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOTREG;
+	}
 	/* Sized by the file, not by max: max only caps it. */
-	cap = fstat(fd, &st) == 0 && st.st_size > 0 &&
-	    (uint64_t)st.st_size < max ? (size_t)st.st_size : max < 4096 ?
-	    max : 4096;
+	cap = st.st_size > 0 && (uint64_t)st.st_size < max ?
+	    (size_t)st.st_size : max < 4096 ? max : 4096;
 	if (!(buf = malloc(cap + 1))) {
 		close(fd);
 		return -ENOMEM;
@@ -49,17 +60,25 @@ repo_read_file(const char *path, size_t max, char **out)
 				break;
 			cap = cap * 2 < max ? cap * 2 : max;
 			if (!(grown = realloc(buf, cap + 1))) {
-				free(buf);
-				close(fd);
-				return -ENOMEM;
+				ret = -ENOMEM;
+				break;
 			}
 			buf = grown;
 		}
-		if ((n = read(fd, buf + have, cap - have)) <= 0)
+		if ((n = read(fd, buf + have, cap - have)) < 0 &&
+		    errno == EINTR)
+			continue;
+		if (n < 0)
+			ret = -errno;
+		if (n <= 0)
 			break;
 		have += (size_t)n;
 	}
 	close(fd);
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
 	buf[have] = '\0';
 	*out = buf;
 	return 0;
@@ -73,12 +92,35 @@ is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Does something (a file, a FIFO, a directory...) live at path? */
 static bool
-is_file(const char *path)
+exists(const char *path)
 {
 	struct stat st;
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	return stat(path, &st) == 0;
+}
+
+/* repo_open()'s reason when it names a path: one open per thread at once. */
+static _Thread_local char why_buf[PATH_MAX + 128];
+
+static const char *
+because(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why_buf, sizeof(why_buf), fmt, ap);
+	va_end(ap);
+	return why_buf;
+}
+
+/* Why dir/file could not be read (ret from repo_read_file()). */
+static const char *
+unreadable(const char *dir, const char *file, int ret)
+{
+	return because("%s/%s: %s", dir, file, ret == -ENOTREG ?
+	    "not a regular file" : strerror(-ret));
 }
 
 /* malloc'd "a/b", or b alone when it is absolute. */
@@ -104,78 +146,340 @@ chomp(char *s)
 		s[--n] = '\0';
 }
 
-/* A resolved copy of dir/rel's file contents (one path), or NULL. */
-static char *
-path_from_file(const char *dir, const char *file, const char *prefix)
+/*
+ * The real path that dir/file names after prefix, in *out (malloc'd); NULL
+ * when the file is absent or names nothing that exists. A file that is
+ * there but cannot be read is an error (-ENOTREG: not a regular file).
+ */
+static int
+path_from_file(const char *dir, const char *file, const char *prefix,
+    char **out)
 {
-	char *content = NULL, *path, *target, *real = NULL;
+	char *content = NULL, *path, *target;
 	size_t plen = strlen(prefix);
+	int ret;
 
+	*out = NULL;
 	if (!(path = join(dir, file)))
-		return NULL;
-	if (repo_read_file(path, PATH_MAX, &content) == 0) {
+		return -ENOMEM;
+	if ((ret = repo_read_file(path, PATH_MAX, &content)) == 0)
 		chomp(content);
-		if (!strncmp(content, prefix, plen) &&
-		    (target = join(dir, content + plen))) {
-			real = realpath(target, NULL);
-			free(target);
-		}
+	if (ret == 0 && !strncmp(content, prefix, plen)) {
+		if ((target = join(dir, content + plen)))
+			*out = realpath(target, NULL);
+		else
+			ret = -ENOMEM;
+		free(target);
 	}
 	free(content);
 	free(path);
-	return real;
+	return ret == -ENOENT ? 0 : ret;
 }
 
 /*
- * The object format from config's extensions.objectFormat. A minimal reader:
- * section headers and "key = value" lines, case-insensitive names.
+ * A variable of a config file as parse_config() hands it on: key is
+ * "section.name" or "section.subsection.name", section and name in lower
+ * case; value is NULL for a bare name, which git reads as true.
+ */
+typedef int config_fn(void *ctx, const char *key, const char *value);
+
+/*
+ * The name in a section header, after its '[', into out: "section" or
+ * "section.subsection". Returns what follows the ']', or NULL (and an
+ * empty out) if the header is malformed.
+ */
+static char *
+config_section(char *p, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; isalnum((unsigned char)*p) || *p == '-' || *p == '.'; p++)
+		if (n + 1 < size)
+			out[n++] = (char)tolower((unsigned char)*p);
+	if (n && isspace((unsigned char)*p)) {
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p++ != '"')
+			goto bad;
+		if (n + 1 < size)
+			out[n++] = '.';
+		for (; *p && *p != '"'; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			if (n + 1 < size)
+				out[n++] = *p;
+		}
+		if (*p++ != '"')
+			goto bad;
+	}
+	if (*p++ != ']' || n == 0)
+		goto bad;
+	out[n] = '\0';
+	return p;
+bad:
+	out[0] = '\0';
+	return NULL;
+}
+
+/* A value, unquoted in place: "..." pieces, \ escapes, no comment. */
+static char *
+config_value(char *s)
+{
+	char *start, *out, *end;
+	bool quoted = false;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	start = out = end = s;
+	for (; *s; s++) {
+		char c = *s;
+
+		if (c == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (!quoted && (c == '#' || c == ';'))
+			break;
+		if (c == '\\' && s[1]) {
+			c = *++s;
+			c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
+		} else if (!quoted && isspace((unsigned char)c)) {
+			*out++ = c;	/* kept if more follows */
+			continue;
+		}
+		*out++ = c;
+		end = out;
+	}
+	*end = '\0';
+	return start;
+}
+
+/*
+ * Hand each variable of the config text (changed in place) to fn, until
+ * fn returns non-zero. A small reader of git-config(1)'s syntax: no
+ * includes, no continued lines; lines it cannot read are skipped.
+ */
+static int
+parse_config(char *text, config_fn *fn, void *ctx)
+{
+	char section[256] = "", key[512], *line, *save = NULL;
+	int ret = 0;
+
+	for (line = strtok_r(text, "\n", &save); line && ret == 0;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char *p = line, *name, *value = NULL;
+		int n;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '[' && !(p = config_section(p + 1, section,
+		    sizeof(section))))
+			continue;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!section[0] || !isalpha((unsigned char)*p))
+			continue;
+		for (name = p; isalnum((unsigned char)*p) || *p == '-'; p++)
+			*p = (char)tolower((unsigned char)*p);
+		n = (int)(p - name);
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '=')
+			value = config_value(p + 1);
+		else if (*p && *p != '#' && *p != ';')
+			continue;
+		snprintf(key, sizeof(key), "%s.%.*s", section, n, name);
+		ret = fn(ctx, key, value);
+	}
+	return ret;
+}
+
+/*
+ * What config says of the repository's format, read as git's
+ * check_repository_format_gently() reads it (setup.c).
+ */
+struct format {
+	long long version;	/* core.repositoryformatversion; -1 if unsaid */
+	bool sha256;		/* extensions.objectFormat */
+	bool reftable;		/* extensions.refStorage */
+	char unknown[256];	/* extensions git does not know: "a, b" */
+	unsigned nunknown;
+	char v1_only[256];	/* extensions of format version 1 only */
+	unsigned nv1_only;
+	const char *path;	/* the config file, for messages */
+	const char *why;	/* what was wrong, if format_var() failed */
+};
+
+static void
+add_name(char *list, size_t size, unsigned *n, const char *name)
+{
+	size_t len = strlen(list);
+
+	snprintf(list + len, size - len, "%s%s", (*n)++ ? ", " : "", name);
+}
+
+/* core.repositoryformatversion, as git_config_int() reads it. */
+static int
+format_version(struct format *f, const char *value)
+{
+	const char *bad = "invalid unit";
+	long long v = 0, unit = 1;
+	char *end = NULL;
+
+	errno = 0;
+	if (value && *value)
+		v = strtoll(value, &end, 0);
+	if (end && end != value && (!*end || !end[1]))
+		switch (tolower((unsigned char)*end)) {
+		case 'g':
+			unit *= 1024;
+			/* fall through */
+		case 'm':
+			unit *= 1024;
+			/* fall through */
+		case 'k':
+			unit *= 1024;
+			/* fall through */
+		case '\0':
+			bad = errno || v > INT_MAX / unit ||
+			    v < INT_MIN / unit ? "out of range" : NULL;
+		}
+	if (bad) {
+		f->why = because("bad numeric config value '%s' for "
+		    "'core.repositoryformatversion' in file %s: %s",
+		    value ? value : "", f->path, bad);
+		return -EINVAL;
+	}
+	f->version = v * unit;
+	return 0;
+}
+
+/* Extensions git knows in every format version, for historical reasons. */
+static const char *const extensions_v0[] = {
+	"noop", "preciousobjects", "partialclone", "worktreeconfig",
+};
+
+/*
+ * Extensions of format version 1 (git 2.55's list), all harmless to a
+ * reader of objects but reftable. compatObjectFormat keeps a map to ids in
+ * a second format; the objects are in the first, all that is served.
+ * relativeWorktrees and submodulePathConfig say how paths are written,
+ * which discovery reads as it finds them.
+ */
+static const char *const extensions_v1[] = {
+	"noop-v1", "objectformat", "compatobjectformat", "refstorage",
+	"relativeworktrees", "submodulepathconfig",
+};
+
+static bool
+listed(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+static int
+bad_value(struct format *f, const char *key, const char *value)
+{
+	f->why = value ? because("invalid value for '%s': '%s'", key, value) :
+	    because("missing value for '%s'", key);
+	return -EINVAL;
+}
+
+/*
+ * One variable of config, for the format: git's handle_extension_v0()
+ * and handle_extension(), refusing the values they refuse.
+ */
+static int
+format_var(void *ctx, const char *key, const char *value)
+{
+	struct format *f = ctx;
+	const char *ext = key + strlen("extensions.");
+
+	if (!strcmp(key, "core.repositoryformatversion"))
+		return format_version(f, value);
+	if (strncmp(key, "extensions.", strlen("extensions.")))
+		return 0;
+	if (listed(extensions_v0, sizeof(extensions_v0) /
+	    sizeof(*extensions_v0), ext))
+		return strcmp(ext, "partialclone") || value ? 0 :
+		    bad_value(f, key, value);
+	if (!listed(extensions_v1, sizeof(extensions_v1) /
+	    sizeof(*extensions_v1), ext)) {
+		add_name(f->unknown, sizeof(f->unknown), &f->nunknown, ext);
+		return 0;
+	}
+	add_name(f->v1_only, sizeof(f->v1_only), &f->nv1_only, ext);
+	if (!strcmp(ext, "objectformat") || !strcmp(ext, "compatobjectformat")) {
+		if (!value || (strcmp(value, "sha1") && strcmp(value, "sha256")))
+			return bad_value(f, key, value);
+		if (!strcmp(ext, "objectformat"))
+			f->sha256 = !strcmp(value, "sha256");
+	} else if (!strcmp(ext, "refstorage")) {
+		if (!value || (strcmp(value, "files") &&
+		    strcmp(value, "reftable")))
+			return bad_value(f, key, value);
+		f->reftable = !strcmp(value, "reftable");
+	}
+	return 0;
+}
+
+/*
+ * The object format, from config: refuse what git refuses (a format
+ * version above 1, an extension it does not know in version 1, one of
+ * version 1 in version 0) and what odbfs cannot read (reftable).
  */
 static int
 read_format(struct repo *repo, const char **why)
 {
-	char *path, *text = NULL, *line, *save = NULL;
-	bool in_ext = false;
+	struct format f = { .version = -1 };
+	const char *bad = NULL;
+	char *path, *text = NULL;
+	int ret;
 
 	repo->format = "sha1";
 	repo->rawsz = OID_RAWSZ_SHA1;
 	if (!(path = join(repo->commondir, "config")))
 		return -ENOMEM;
-	if (repo_read_file(path, 1 << 20, &text) < 0) {
+	/* As git: no config is no extension; one it cannot read is fatal. */
+	if ((ret = repo_read_file(path, 1 << 20, &text)) < 0) {
+		if (ret != -ENOENT)
+			*why = unreadable(repo->commondir, "config", ret);
 		free(path);
-		return 0;
+		return ret == -ENOENT ? 0 : ret;
 	}
-	free(path);
-	for (line = strtok_r(text, "\n", &save); line;
-	    line = strtok_r(NULL, "\n", &save)) {
-		char *key = line, *val, *hash;
-
-		while (isspace((unsigned char)*key))
-			key++;
-		if (*key == '[') {
-			in_ext = !strncasecmp(key, "[extensions]", 12);
-			continue;
-		}
-		if (!in_ext || !(val = strchr(key, '=')))
-			continue;
-		*val++ = '\0';
-		if ((hash = strpbrk(val, "#;")))
-			*hash = '\0';
-		chomp(key);
-		while (isspace((unsigned char)*val))
-			val++;
-		chomp(val);
-		if (strcasecmp(key, "objectformat"))
-			continue;
-		if (!strcasecmp(val, "sha256")) {
-			repo->format = "sha256";
-			repo->rawsz = OID_RAWSZ_SHA256;
-		} else if (strcasecmp(val, "sha1")) {
-			free(text);
-			*why = "unknown extensions.objectFormat";
-			return -EINVAL;
-		}
-	}
+	f.path = path;
+	ret = parse_config(text, format_var, &f);
 	free(text);
+	free(path);
+	if (ret < 0) {
+		*why = f.why;
+		return ret;
+	}
+	/* No version (or -1): git ignores the extensions, and so do we. */
+	if (f.version == -1)
+		return 0;
+	if (f.version > 1)
+		bad = because("Expected git repo version <= 1, found %lld",
+		    f.version);
+	else if (f.version >= 1 && f.nunknown)
+		bad = because("unknown repository extension%s found: %s",
+		    f.nunknown > 1 ? "s" : "", f.unknown);
+	else if (f.version == 0 && f.nv1_only)
+		bad = because("repo version is 0, but v1-only extension%s "
+		    "found: %s", f.nv1_only > 1 ? "s" : "", f.v1_only);
+	else if (f.reftable)
+		bad = "extensions.refStorage=reftable is not supported";
+	if (bad) {
+		*why = bad;
+		return -EINVAL;
+	}
+	if (f.sha256) {
+		repo->format = "sha256";
+		repo->rawsz = OID_RAWSZ_SHA256;
+	}
 	return 0;
 }
 
@@ -191,9 +495,14 @@ add_alternates(struct repo *repo, const char *dir, unsigned depth)
 
 	if (!(path = join(dir, "info/alternates")))
 		return -ENOMEM;
-	if (repo_read_file(path, 1 << 20, &text) < 0) {
+	/* As git: alternates it cannot read are warned about, then skipped. */
+	if ((ret = repo_read_file(path, 1 << 20, &text)) < 0) {
+		if (ret != -ENOENT && ret != -ENOMEM)
+			log_msg(LOGL_WARN, "%s: %s: ignored", path,
+			    ret == -ENOTREG ? "not a regular file" :
+			    strerror(-ret));
 		free(path);
-		return 0;
+		return ret == -ENOMEM ? ret : 0;
 	}
 	for (line = strtok_r(text, "\n", &save); line && ret == 0;
 	    line = strtok_r(NULL, "\n", &save)) {
@@ -253,19 +562,70 @@ add_objdir(struct repo *repo, const char *dir, unsigned depth)
 	return add_alternates(repo, real, depth);
 }
 
-/* Does dir look like a git directory (HEAD and objects, or commondir)? */
+/* Does HEAD's text name a ref under refs/, or an object? */
 static bool
-is_gitdir(const char *dir)
+head_ok(const char *text)
+{
+	size_t i;
+
+	if (!strncmp(text, "ref:", 4)) {
+		for (text += 4; isspace((unsigned char)*text); text++)
+			;
+		return !strncmp(text, "refs/", 5);
+	}
+	/* Only the first 40 digits: the format is not known yet. */
+	for (i = 0; i < 2 * OID_RAWSZ_SHA1 && isxdigit((unsigned char)text[i]);
+	    i++)
+		;
+	return i == 2 * OID_RAWSZ_SHA1;
+}
+
+int
+repo_head_link(const char *path, char *buf, size_t size)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISLNK(st.st_mode))
+		return -EINVAL;
+	if ((n = readlink(path, buf, size - 1)) < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (size_t)n < size - 1 && !strncmp(buf, "refs/", 5) ? 0 : -ENOENT;
+}
+
+/*
+ * Why dir is not a git directory, or NULL if it is one. As git's
+ * is_git_directory(): objects/ (or a commondir file saying where it is),
+ * and a HEAD that validate_headref() accepts: a symlink into refs/ (which
+ * need not exist), or a file holding "ref: refs/..." or an object id.
+ */
+static const char *
+not_gitdir(const char *dir)
 {
 	char *head = join(dir, "HEAD"), *common = join(dir, "commondir");
-	char *objects = join(dir, "objects");
-	bool yes = head && common && objects && is_file(head) &&
-	    (is_dir(objects) || is_file(common));
+	char *objects = join(dir, "objects"), *text = NULL, link[PATH_MAX];
+	const char *why = NULL;
+	int ret;
 
+	if (!head || !common || !objects)
+		why = strerror(ENOMEM);
+	else if (!is_dir(objects) && !exists(common))
+		why = "not a git repository";
+	else if ((ret = repo_head_link(head, link, sizeof(link))) != -EINVAL)
+		why = ret == 0 ? NULL : "not a git repository";
+	else if ((ret = repo_read_file(head, 256, &text)) == -ENOTREG)
+		why = because("not a git repository: %s is not a regular file",
+		    head);
+	else if (ret < 0 || !head_ok(text))
+		why = "not a git repository";
+	free(text);
 	free(head);
 	free(common);
 	free(objects);
-	return yes;
+	return why;
 }
 
 int
@@ -291,24 +651,35 @@ repo_open(const char *path, struct repo **out, const char **why)
 	}
 	if (!(dotgit = join(real, ".git")))
 		goto nomem;
-	if (is_dir(dotgit))
+	if (is_dir(dotgit)) {
 		repo->gitdir = realpath(dotgit, NULL);
-	else if (is_file(dotgit) &&
-	    !(repo->gitdir = path_from_file(real, ".git", "gitdir: "))) {
-		*why = "its .git file does not name a directory";
-		ret = -ENOENT;
-		goto fail;
+	} else if (exists(dotgit)) {
+		/* A .git file: "gitdir: PATH" (submodules, linked worktrees). */
+		if ((ret = path_from_file(real, ".git", "gitdir: ",
+		    &repo->gitdir)) < 0) {
+			*why = unreadable(real, ".git", ret);
+			goto fail;
+		}
+		if (!repo->gitdir) {
+			*why = "its .git file does not name a directory";
+			ret = -ENOENT;
+			goto fail;
+		}
 	}
 	if (!repo->gitdir) {
 		repo->gitdir = real;
 		real = NULL;
 	}
-	if (!is_gitdir(repo->gitdir)) {
-		*why = "not a git repository";
+	if ((*why = not_gitdir(repo->gitdir))) {
 		ret = -ENOENT;
 		goto fail;
 	}
-	repo->commondir = path_from_file(repo->gitdir, "commondir", "");
+	/* A linked worktree's: where refs, config and objects are. */
+	if ((ret = path_from_file(repo->gitdir, "commondir", "",
+	    &repo->commondir)) < 0) {
+		*why = unreadable(repo->gitdir, "commondir", ret);
+		goto fail;
+	}
 	if (!repo->commondir && !(repo->commondir = strdup(repo->gitdir)))
 		goto nomem;
 	if ((ret = read_format(repo, why)) < 0)

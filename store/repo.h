@@ -10,9 +10,16 @@
 #ifndef ODBFS_REPO_H
 #define ODBFS_REPO_H
 
+#include <errno.h>
 #include <stddef.h>
 
 #define REPO_MAX_ALTERNATE_DEPTH 5
+
+/*
+ * A path where git keeps a file holds something else: a FIFO, a device, a
+ * socket or a directory. ENXIO is what open(2) itself says for a socket.
+ */
+#define ENOTREG ENXIO
 
 struct repo {
 	char *gitdir;		/* absolute, as the user's path resolved */
@@ -35,8 +42,17 @@ int repo_reload_objdirs(struct repo *repo);
 
 /*
  * Read a small text file whole (at most max bytes, NUL-terminated). *out is
- * malloc'd. Symlinks are followed: git's own files may be links.
+ * malloc'd. Symlinks are followed: git's own files may be links. Anything
+ * but a regular file is -ENOTREG, found without blocking: a FIFO put where
+ * git keeps a file must not hang the mount or the watcher.
  */
 int repo_read_file(const char *path, size_t max, char **out);
+
+/*
+ * If path (HEAD) is a symlink, the ref it names in buf, as git reads it:
+ * 0 for a target in refs/, -ENOENT for any other target; -EINVAL when
+ * path is not a symlink.
+ */
+int repo_head_link(const char *path, char *buf, size_t size);
 
 #endif

@@ -729,9 +729,13 @@ good_entries_served() {
 	EOF
 	)
 	mount_odbfs "$REPO" "$MNT"
+	# Not listed, but the listing ends in EIO: a walk cannot miss them.
+	log_mark
 	run ls "$MNT/trees/$tree"
-	[ "$status" -eq 0 ]
-	[ "$output" = "$(printf 'good\nsub')" ]
+	[ "$status" -ne 0 ]
+	[[ $output == *"Input/output error"* ]]
+	[ "$(echo "$output" | grep -v 'Input/output error')" = "$(printf 'good\nsub')" ]
+	one_log_line "$tree" "x-in-mode" "offset" "mode git never writes"
 	for name in x-in-mode odd-mode long-mode short-mode; do
 		log_mark
 		fails_with "Input/output error" "$MNT/trees/$tree/$name"

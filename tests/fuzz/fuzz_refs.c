@@ -172,7 +172,7 @@ load(const uint8_t *data, size_t size)
 	int ret;
 
 	put("packed-refs", data, size);
-	ret = refs_load(&repo, &refs);
+	ret = refs_load(&repo, NULL, &refs);
 	if (ret < 0) {
 		FUZZ_CHECK(ret == -ENOMEM && refs == NULL);
 		return;

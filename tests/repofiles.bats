@@ -1,0 +1,376 @@
+#!/usr/bin/env bats
+# The files of a repository that are not objects: config (format version
+# and extensions), HEAD, packed-refs, commondir, a .git file, alternates.
+# Each may be something git never wrote there (a FIFO, a symlink) or say
+# something git refuses; odbfs must never hang on one, and must refuse or
+# serve what git refuses or serves. Also: writes after root remounts the
+# mount read-write, and tree entries with absurd modes.
+
+bats_require_minimum_version 1.5.0
+
+load lib
+
+setup_file() {
+	local p=$BATS_FILE_TMPDIR/pristine
+
+	# Commits 1-10 packed, their refs too (tag v10 only there); then
+	# commit 11 on main and a branch "loose", both loose.
+	git init -q -b main "$p"
+	git -C "$p" config gc.auto 0
+	add_commits "$p" 1 10
+	git -C "$p" repack -adq
+	git -C "$p" pack-refs --all
+	add_commits "$p" 11 11
+	git -C "$p" branch loose HEAD~1
+	PRISTINE=$p
+	export PRISTINE
+}
+
+setup() {
+	REPO=$BATS_TEST_TMPDIR/repo
+	MNT=$BATS_TEST_TMPDIR/mnt
+	mkdir -p "$MNT"
+	cp -a "$PRISTINE" "$REPO"
+	GITDIR=$(realpath "$REPO/.git")
+}
+
+# ends_within SECONDS PID: process PID is gone within SECONDS.
+ends_within() {
+	local i
+	for i in $(seq 1 $(($1 * 20))); do
+		kill -0 "$2" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	echo "process $2 still alive after $1 s" >&2
+	return 1
+}
+
+# Unmount, and never wait for good: a daemon stuck in open() would hang
+# the suite, so one still alive after 5 s is killed and the test fails.
+teardown() {
+	local stuck=0
+	if mountpoint -q "$MNT"; then
+		timeout 5 fusermount3 -u "$MNT" || timeout 5 fusermount3 -uz "$MNT"
+	fi
+	if [ -n "${ODBFS_PID:-}" ]; then
+		ends_within 5 "$ODBFS_PID" || { kill -KILL "$ODBFS_PID"; stuck=1; }
+		wait "$ODBFS_PID" 2>/dev/null || :
+		ODBFS_PID=
+	fi
+	[ "$stuck" -eq 0 ]
+}
+
+# refused_with MESSAGE [REPO]: odbfs exits 1 within 5 s without mounting,
+# its one line of error holding MESSAGE.
+refused_with() {
+	run timeout 5 "$ODBFS" -f "${2:-$REPO}" "$MNT" 3>&-
+	if [ "$status" -ne 1 ] || [[ $output != *"$1"* ]] ||
+		[ "${#lines[@]}" -ne 1 ] || mountpoint -q "$MNT"; then
+		echo "wanted exit 1 and '$1', got $status: $output" >&2
+		return 1
+	fi
+}
+
+# ref_is NAME ID: MNT/refs/NAME is a link to commit ID.
+ref_is() {
+	link_is "$MNT/refs/$1" "../../commits/$2" ||
+		link_is "$MNT/refs/$1" "../../../commits/$2"
+}
+
+# ref_shows NAME ID: within two seconds, MNT/refs/NAME links to ID.
+ref_shows() {
+	local i
+	for i in $(seq 1 40); do
+		ref_is "$@" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "refs/$1 does not show $2: $(readlink "$MNT/refs/$1")" >&2
+	return 1
+}
+
+# put_ref NAME ID: write a loose ref as git does (lock, then rename), for
+# when git itself would hang on the repository.
+put_ref() {
+	printf '%s\n' "$2" >"$GITDIR/$1.lock"
+	mv "$GITDIR/$1.lock" "$GITDIR/$1"
+}
+
+# --- FIFOs ----------------------------------------------------------------
+
+# fifo PATH: PATH becomes a FIFO (no writer ever comes).
+fifo() {
+	rm -f "$1"
+	mkfifo "$1"
+}
+
+@test "FIFO at mount: config, HEAD, commondir and .git refuse the mount at once, naming the file" {
+	local wt wtgit
+
+	fifo "$GITDIR/config"
+	refused_with "$GITDIR/config: not a regular file"
+
+	rm "$GITDIR/config"
+	cp -a "$PRISTINE/.git/config" "$GITDIR/config"
+	fifo "$GITDIR/HEAD"
+	refused_with "not a git repository: $GITDIR/HEAD is not a regular file"
+	rm "$GITDIR/HEAD"
+	cp -a "$PRISTINE/.git/HEAD" "$GITDIR/HEAD"
+
+	# A linked worktree: its git directory's commondir.
+	wt=$BATS_TEST_TMPDIR/wt
+	git -C "$REPO" worktree add -q "$wt" loose
+	wtgit=$(realpath "$GITDIR/worktrees/wt")
+	fifo "$wtgit/commondir"
+	refused_with "$wtgit/commondir: not a regular file" "$wt"
+
+	# A .git that is neither a directory nor a file.
+	mkdir "$BATS_TEST_TMPDIR/sub"
+	mkfifo "$BATS_TEST_TMPDIR/sub/.git"
+	refused_with "$(realpath "$BATS_TEST_TMPDIR/sub")/.git: not a regular file" \
+		"$BATS_TEST_TMPDIR/sub"
+}
+
+@test "FIFO at mount: packed-refs and alternates are left out with one log line; the rest is served as git has it" {
+	fifo "$GITDIR/packed-refs"
+	mkfifo "$GITDIR/objects/info/alternates"
+	mount_odbfs "$REPO" "$MNT"
+	[ "$(grep -c 'not a regular file: ignored' "$MNT.log")" -eq 2 ]
+	grep -qF "$GITDIR/packed-refs: not a regular file: ignored" "$MNT.log"
+	grep -qF "$GITDIR/objects/info/alternates: not a regular file: ignored" "$MNT.log"
+	# git hangs on both FIFOs: compare with the repository before them.
+	check_mount_objects "$PRISTINE" "$MNT"
+	ref_is heads/loose "$(git -C "$PRISTINE" rev-parse loose)"
+	# Only packed: out of view with the file.
+	[ ! -e "$MNT/refs/tags/v10" ]
+}
+
+@test "packed-refs becomes a FIFO while mounted: new refs still show, and unmount ends the daemon" {
+	local id
+
+	mount_odbfs "$REPO" "$MNT"
+	ref_is tags/v10 "$(git -C "$PRISTINE" rev-parse 'v10^{commit}')"
+	[ ! -e "$GITDIR/refs/tags/v10" ]
+	fifo "$GITDIR/packed-refs"
+	# git update-ref would itself hang reading packed-refs.
+	id=$(git -C "$PRISTINE" rev-parse main~1)
+	put_ref refs/heads/new "$id"
+	ref_shows heads/new "$id"
+	ref_is heads/loose "$(git -C "$PRISTINE" rev-parse loose)"
+	[ "$(grep -c "$GITDIR/packed-refs: not a regular file: ignored" "$MNT.log")" -eq 1 ]
+	timeout 5 fusermount3 -u "$MNT"
+	ends_within 3 "$ODBFS_PID"
+	wait "$ODBFS_PID"
+	ODBFS_PID=
+}
+
+@test "HEAD becomes a FIFO while mounted: HEAD leaves the view, new refs show, SIGTERM ends the daemon" {
+	local wt=$BATS_TEST_TMPDIR/wt id
+
+	git -C "$REPO" worktree add -q "$wt" loose
+	mount_odbfs "$REPO" "$MNT"
+	link_is "$MNT/HEAD" refs/heads/main
+	fifo "$GITDIR/HEAD"
+	# A linked worktree has its own HEAD: git works there.
+	id=$(git -C "$PRISTINE" rev-parse main~2)
+	timeout 5 git -C "$wt" update-ref refs/heads/from-wt "$id"
+	ref_shows heads/from-wt "$id"
+	[ ! -e "$MNT/HEAD" ]
+	[ ! -L "$MNT/HEAD" ]
+	grep -qF "$GITDIR/HEAD: not a regular file: ignored" "$MNT.log"
+	check_mount_objects "$PRISTINE" "$MNT"
+	# A file again: HEAD is back.
+	rm "$GITDIR/HEAD"
+	echo "ref: refs/heads/loose" >"$GITDIR/HEAD"
+	within_a_second link_is "$MNT/HEAD" refs/heads/loose
+	kill -TERM "$ODBFS_PID"
+	ends_within 3 "$ODBFS_PID"
+	wait "$ODBFS_PID"
+	ODBFS_PID=
+	run ! mountpoint -q "$MNT"
+}
+
+# --- format version and extensions ----------------------------------------
+
+# set_format VERSION [KEY VALUE]...: config's format version and
+# extensions, written with git config -f (git config -C refuses to work in
+# a repository with an extension it does not know).
+set_format() {
+	git config -f "$GITDIR/config" core.repositoryformatversion "$1"
+	shift
+	while [ $# -gt 0 ]; do
+		git config -f "$GITDIR/config" "extensions.$1" "$2"
+		shift 2
+	done
+}
+
+# both_refuse GIT_WORDS ODBFS_WORDS: git refuses the repository saying
+# GIT_WORDS, and odbfs refuses it at once saying ODBFS_WORDS.
+both_refuse() {
+	run -128 git -C "$REPO" rev-parse --git-dir
+	[[ $output == *"$1"* ]]
+	refused_with "$2"
+}
+
+@test "extensions: what git refuses, odbfs refuses, with git's reason" {
+	set_format 1 foo bar
+	both_refuse "unknown repository extension found:" \
+		"unknown repository extension found: foo"
+	git config -f "$GITDIR/config" extensions.other 1
+	both_refuse "unknown repository extensions found:" \
+		"unknown repository extensions found: foo, other"
+
+	cp "$PRISTINE/.git/config" "$GITDIR/config"
+	set_format 0 objectFormat sha1
+	both_refuse "repo version is 0, but v1-only extension found:" \
+		"repo version is 0, but v1-only extension found: objectformat"
+
+	set_format 2
+	both_refuse "Expected git repo version <= 1, found 2" \
+		"Expected git repo version <= 1, found 2"
+
+	set_format 1 objectFormat SHA256
+	both_refuse "invalid value for 'extensions.objectformat': 'SHA256'" \
+		"invalid value for 'extensions.objectformat': 'SHA256'"
+}
+
+@test "extensions: reftable is refused, for now, with a reason" {
+	set_format 1 refStorage reftable
+	refused_with "extensions.refStorage=reftable is not supported"
+}
+
+@test "extensions: what git accepts in v0 and v1 is mounted, objects as git has them" {
+	# Ignored in v0, as git ignores them (unknown ones too).
+	set_format 0 noop 1 preciousObjects true partialClone origin \
+		worktreeConfig true foo bar
+	git -C "$REPO" rev-parse --git-dir
+	mount_odbfs "$REPO" "$MNT"
+	check_mount_objects "$REPO" "$MNT"
+	unmount_odbfs "$MNT"
+
+	# Known to git 2.55 in v1 (2.39 does not know the last two yet): the
+	# objects are compared with the repository before the change.
+	git config -f "$GITDIR/config" --remove-section extensions
+	set_format 1 noop 1 noop-v1 1 preciousObjects true partialClone origin \
+		worktreeConfig true objectFormat sha1 refStorage files \
+		compatObjectFormat sha256
+	mount_odbfs "$REPO" "$MNT"
+	check_mount_objects "$PRISTINE" "$MNT"
+	[ "$(cat "$MNT/.odbfs/format")" = sha1 ]
+}
+
+# --- HEAD as a symlink ----------------------------------------------------
+
+@test "HEAD a symlink to a packed ref: mounted, and HEAD resolves as in git" {
+	local id
+
+	git -C "$REPO" pack-refs --all
+	[ ! -e "$GITDIR/refs/heads/main" ]
+	ln -sfn refs/heads/main "$GITDIR/HEAD"
+	id=$(git -C "$REPO" rev-parse HEAD)
+	mount_odbfs "$REPO" "$MNT"
+	link_is "$MNT/HEAD" "$(git -C "$REPO" symbolic-ref HEAD)"
+	[ "$(getfattr --only-values -n user.git.id "$MNT/HEAD/")" = "$id" ]
+	git -C "$REPO" cat-file commit HEAD | cmp - "$MNT/HEAD/raw"
+	# A symlink outside refs/: git refuses it, so does odbfs.
+	cp "$PRISTINE/.git/HEAD" "$BATS_TEST_TMPDIR/HEAD.real"
+	unmount_odbfs "$MNT"
+	ln -sfn "$BATS_TEST_TMPDIR/HEAD.real" "$GITDIR/HEAD"
+	both_refuse "not a git repository" "not a git repository"
+}
+
+# --- writes after a remount read-write ------------------------------------
+
+@test "after mount -o remount,rw every write fails with EROFS, from the daemon" {
+	local id obj cmd
+
+	[ "$(id -u)" -eq 0 ] || skip "remounting needs root"
+	id=$(git -C "$REPO" rev-parse HEAD)
+	obj=$MNT/objects/$id
+	mount_odbfs "$REPO" "$MNT"
+	# -i: no mount.fuse helper, which would try to start a new daemon.
+	mount -i -o remount,rw "$MNT"
+	findmnt -no OPTIONS "$MNT" | grep -q '^rw,'
+	# A read first: with no-open, later opens never reach the daemon.
+	git -C "$REPO" cat-file commit "$id" | cmp - "$obj"
+	for cmd in "touch $MNT/new" "touch $obj" "rm $obj" "mv $obj $MNT/x" \
+		"chmod 600 $obj" "chown 1 $obj" "mkdir $MNT/d" "rmdir $MNT/refs" \
+		"ln -s a $MNT/s" "ln $obj $MNT/l" "truncate -s 0 $obj" \
+		"setfattr -n user.x -v 1 $obj" "setfattr -x user.git.id $obj" \
+		"mknod $MNT/p p" "fallocate -l 10 $obj" \
+		"bash -c 'echo x >>$obj'" "bash -c 'echo x >$MNT/new'"; do
+		run eval "$cmd"
+		if [ "$status" -eq 0 ] || [[ $output != *"Read-only file system"* ]]; then
+			echo "$cmd: status $status: $output" >&2
+			return 1
+		fi
+	done
+	# Nothing changed.
+	git -C "$REPO" cat-file commit "$id" | cmp - "$obj"
+	[ "$(getfattr --only-values -n user.git.id "$obj")" = "$id" ]
+	[ ! -e "$MNT/new" ]
+	[ -d "$MNT/refs" ]
+}
+
+# --- tree entries with absurd modes ---------------------------------------
+
+log_mark() {
+	LOG_MARK=$(wc -l <"$MNT.log")
+}
+
+# bad_mode_logged TREE NAME OFFSET: since log_mark, one log line, which
+# names the tree, the entry and its offset.
+bad_mode_logged() {
+	local new
+	new=$(tail -n +$((LOG_MARK + 1)) "$MNT.log")
+	if [ "$(printf '%s' "$new" | grep -c '')" -ne 1 ] ||
+		[[ $new != *"tree $1: entry $2 at offset $3 has a mode git never writes"* ]]; then
+		echo "log since the mark: $new" >&2
+		return 1
+	fi
+}
+
+@test "a tree entry with mode 9999999999999999999999: EIO and one log line, for ls, stat and tar" {
+	local blob tree only
+	blob=$(git -C "$REPO" rev-parse HEAD:README)
+	# "100644 good" then the absurd entry; and a tree of that entry alone.
+	tree=$(python3 -c '
+import sys
+b = bytes.fromhex(sys.argv[1])
+sys.stdout.buffer.write(b"100644 good\0" + b + b"9999999999999999999999 zbad\0" + b)
+' "$blob" | git -C "$REPO" hash-object -t tree --literally -w --stdin)
+	only=$(python3 -c '
+import sys
+b = bytes.fromhex(sys.argv[1])
+sys.stdout.buffer.write(b"9999999999999999999999 bad\0" + b)
+' "$blob" | git -C "$REPO" hash-object -t tree --literally -w --stdin)
+	# git refuses the mode too.
+	run -128 git -C "$REPO" ls-tree "$tree"
+	mount_odbfs "$REPO" "$MNT"
+
+	log_mark
+	run ls "$MNT/trees/$tree"
+	[ "$status" -ne 0 ]
+	[[ $output == *"Input/output error"* ]]
+	[ "$(echo "$output" | grep -v 'Input/output error')" = good ]
+	bad_mode_logged "$tree" zbad $((12 + 20 + 23))
+	git -C "$REPO" cat-file blob "$blob" | cmp - "$MNT/trees/$tree/good"
+
+	log_mark
+	run stat "$MNT/trees/$tree/zbad"
+	[ "$status" -ne 0 ]
+	[[ $output == *"Input/output error"* ]]
+	bad_mode_logged "$tree" zbad $((12 + 20 + 23))
+
+	log_mark
+	run ls -A "$MNT/trees/$only"
+	[ "$status" -ne 0 ]
+	[[ $output == *"Input/output error"* ]]
+	bad_mode_logged "$only" bad 23
+
+	log_mark
+	run tar -cf "$BATS_TEST_TMPDIR/t.tar" -C "$MNT/trees/$only" .
+	[ "$status" -ne 0 ]
+	[[ $output == *"Input/output error"* ]]
+	bad_mode_logged "$only" bad 23
+	kill -0 "$ODBFS_PID"
+}
