@@ -37,6 +37,7 @@ struct config {
 	char *loglevel;		/* error, warn, info, debug */
 	int verify;		/* hash every object read */
 	int noahead;		/* push nothing ahead of walks */
+	int nometa;		/* no .odbfs/ */
 };
 
 #define OPT(t, p) { t, offsetof(struct config, p), 1 }
@@ -46,6 +47,7 @@ static const struct fuse_opt config_opts[] = {
 	OPT("loglevel=%s", loglevel),
 	OPT("verify", verify),
 	OPT("noahead", noahead),
+	OPT("nometa", nometa),
 	FUSE_OPT_END
 };
 
@@ -178,7 +180,8 @@ usage(const char *prog)
 	    "    -o noahead             do not read ahead: neither the files "
 	    "a walk\n"
 	    "                           will read nor a large file's next "
-	    "bytes\n\n",
+	    "bytes\n"
+	    "    -o nometa              no .odbfs/ directory\n\n",
 	    prog);
 }
 
@@ -282,6 +285,7 @@ main(int argc, char **argv)
 	fs.uid = getuid();
 	fs.gid = getgid();
 	fs.negative_timeout = conf.negative_timeout;
+	fs.nometa = conf.nometa;
 	node_init();
 	for (unsigned b = 0; b < 256; b++)
 		fs.prefixes[b] = odb_has_prefix(fs.odb, b);

@@ -24,6 +24,7 @@ struct odbfs {
 	struct fuse_session *se;	/* for cache invalidation */
 	bool no_open;			/* the kernel takes ENOSYS from open */
 	bool ahead;			/* push the files walks will read */
+	bool nometa;			/* -o nometa: no .odbfs/ */
 	bool prefixes[256];		/* watcher thread only: fan-outs shown */
 };
 
