@@ -18,8 +18,8 @@
 struct odbfs {
 	struct odb *odb;
 	size_t rawsz;
-	uid_t uid;
-	gid_t gid;
+	uid_t uid;			/* the identity files show: the one */
+	gid_t gid;			/* the daemon reads with */
 	double negative_timeout;	/* -o negative_timeout= */
 	struct fuse_session *se;	/* for cache invalidation */
 	bool no_open;			/* the kernel takes ENOSYS from open */
