@@ -5,6 +5,16 @@
  * -o ...), opens the repository before mounting so that a bad REPO fails
  * with one line and status 1, then runs the session until SIGTERM, SIGINT
  * or an unmount ends it, with status 0.
+ *
+ * Started by root, the daemon opens and reads the repository as its owner
+ * (owner.c) and is root again only around mount(2) and umount(2):
+ *
+ *   choose_owner()   the repository's owner, or -o owner=USER
+ *   owner_take()     before odb_open(): alternates, gitdir: and a
+ *                    symlinked objects/ resolve with the owner's rights
+ *   owner_root()     fuse_session_mount(), then owner_resume()
+ *   ...              threads start, requests are served, as the owner
+ *   owner_root()     fuse_session_unmount() at the end
  */
 #include <dirent.h>
 #include <limits.h>
@@ -22,6 +32,7 @@
 #include "node.h"
 #include "odbfs.h"
 #include "oid.h"
+#include "owner.h"
 #include "readers.h"
 #include "view.h"
 #include "watch.h"
@@ -37,6 +48,8 @@ struct config {
 	char *loglevel;		/* error, warn, info, debug */
 	int verify;		/* hash every object read */
 	int noahead;		/* push nothing ahead of walks */
+	char *owner;		/* -o owner=USER: read as USER, not REPO's owner */
+	int nometa;		/* no .odbfs/ */
 };
 
 #define OPT(t, p) { t, offsetof(struct config, p), 1 }
@@ -46,6 +59,8 @@ static const struct fuse_opt config_opts[] = {
 	OPT("loglevel=%s", loglevel),
 	OPT("verify", verify),
 	OPT("noahead", noahead),
+	OPT("owner=%s", owner),
+	OPT("nometa", nometa),
 	FUSE_OPT_END
 };
 
@@ -178,7 +193,11 @@ usage(const char *prog)
 	    "    -o noahead             do not read ahead: neither the files "
 	    "a walk\n"
 	    "                           will read nor a large file's next "
-	    "bytes\n\n",
+	    "bytes\n"
+	    "    -o owner=USER          when started by root, read as USER "
+	    "(root: as root),\n"
+	    "                           not as the owner of REPO\n"
+	    "    -o nometa              no .odbfs/ directory\n\n",
 	    prog);
 }
 
@@ -189,6 +208,98 @@ to_syslog(enum log_level level, const char *msg)
 	    LOG_DEBUG };
 
 	syslog(prio[level], "%s", msg);
+}
+
+/* Take o's identity unless it is root's; -1 after a message if not. */
+static int
+take(struct owner *o)
+{
+	int err;
+
+	if (o->uid == 0)
+		return 0;
+	if ((err = owner_take(o)) < 0) {
+		fprintf(stderr, "odbfs: cannot read as user %s: %s\n", o->name,
+		    strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The identity REPO is read with, taken: the daemon's own when it is not
+ * root (owner= may only name that); else -o owner=USER, or the owner of
+ * REPO and of its .git. -1 after a message.
+ */
+static int
+choose_owner(const struct config *c, struct owner *o)
+{
+	const char *why;
+
+	if (c->owner && owner_named(c->owner, o) < 0) {
+		fprintf(stderr, "odbfs: owner=%s: no such user\n", c->owner);
+		return -1;
+	}
+	if (geteuid() != 0) {
+		if (c->owner && o->uid != geteuid()) {
+			fprintf(stderr, "odbfs: owner=%s: only root can read as "
+			    "another user\n", c->owner);
+			return -1;
+		}
+		*o = (struct owner){ .uid = geteuid(), .gid = getegid() };
+		return 0;
+	}
+	if (!c->owner && owner_of_repo(c->repo, o, &why) < 0) {
+		fprintf(stderr, "odbfs: %s: %s\n", c->repo, why);
+		return -1;
+	}
+	return take(o);
+}
+
+/*
+ * Open REPO as o. When root found no other owner at REPO and its .git,
+ * the git and common directories named by a .git or commondir file may
+ * still be a user's: then open again as that user, so that what the
+ * user's files name is read with the user's rights. -1 after a message.
+ */
+static int
+open_repo(const struct config *c, struct owner *o, struct odb **odb)
+{
+	const char *why, *dirs[2];
+	struct owner next;
+	int ret;
+
+	for (;;) {
+		if (odb_open(c->repo, odb, &why) < 0) {
+			if (o->taken)
+				fprintf(stderr, "odbfs: %s: %s (reading as user "
+				    "%s%s)\n", c->repo, why, o->name, c->owner ?
+				    "" : ", its owner");
+			else
+				fprintf(stderr, "odbfs: %s: %s\n", c->repo, why);
+			return -1;
+		}
+		if (o->uid != 0 || c->owner || geteuid() != 0)
+			break;
+		dirs[0] = odb_repo(*odb)->gitdir;
+		dirs[1] = odb_repo(*odb)->commondir;
+		ret = owner_of_dirs(dirs, 2, &next, &why);
+		if (ret == 0 && next.uid == 0)
+			break;
+		odb_close(*odb);
+		*odb = NULL;
+		if (ret < 0) {
+			fprintf(stderr, "odbfs: %s: %s\n", c->repo, why);
+			return -1;
+		}
+		*o = next;
+		if (take(o) < 0)
+			return -1;
+	}
+	if (o->taken)
+		log_msg(LOGL_INFO, "%s: reading as user %s%s", c->repo, o->name,
+		    c->owner ? "" : ", its owner");
+	return 0;
 }
 
 /* Mount options every odbfs mount has: read-only, named for its repo. */
@@ -226,7 +337,7 @@ main(int argc, char **argv)
 	struct fuse_session *se = NULL;
 	struct odbfs fs = { 0 };
 	struct watch *watch = NULL;
-	const char *why;
+	struct owner owner = { 0 };
 	long refresh;
 	int ret = 1, err, level;
 
@@ -273,15 +384,16 @@ main(int argc, char **argv)
 		    "directory\n", opts.mountpoint);
 		goto out;
 	}
-	if (odb_open(conf.repo, &fs.odb, &why) < 0) {
-		fprintf(stderr, "odbfs: %s: %s\n", conf.repo, why);
+	if (choose_owner(&conf, &owner) < 0 ||
+	    open_repo(&conf, &owner, &fs.odb) < 0)
 		goto out;
-	}
 	fs.rawsz = odb_repo(fs.odb)->rawsz;
 	odb_set_verify(fs.odb, conf.verify);
-	fs.uid = getuid();
-	fs.gid = getgid();
+	/* Files show who reads them, the one user .odbfs/ lets in. */
+	fs.uid = owner.uid;
+	fs.gid = owner.gid;
 	fs.negative_timeout = conf.negative_timeout;
+	fs.nometa = conf.nometa;
 	node_init();
 	for (unsigned b = 0; b < 256; b++)
 		fs.prefixes[b] = odb_has_prefix(fs.odb, b);
@@ -293,8 +405,19 @@ main(int argc, char **argv)
 		goto out;
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out;
+	if ((err = owner_root(&owner)) < 0) {
+		fprintf(stderr, "odbfs: cannot be root again to mount: %s\n",
+		    strerror(-err));
+		goto out_handlers;
+	}
 	if (fuse_session_mount(se, opts.mountpoint) != 0)
 		goto out_handlers;
+	/* Before any thread starts or any request is read. */
+	if ((err = owner_resume(&owner)) < 0) {
+		fprintf(stderr, "odbfs: cannot read as user %s again: %s\n",
+		    owner.name, strerror(-err));
+		goto out_unmount;
+	}
 	if (!opts.foreground) {
 		openlog("odbfs", LOG_PID, LOG_DAEMON);
 		log_set_sink(to_syslog, (enum log_level)level);
@@ -331,6 +454,10 @@ main(int argc, char **argv)
 	ahead_stop();
 	readers_clear();
 out_unmount:
+	/* Threads are joined: no request is served as root. */
+	if ((err = owner_root(&owner)) < 0)
+		log_msg(LOGL_ERROR, "cannot be root again to unmount %s: %s",
+		    opts.mountpoint, strerror(-err));
 	fuse_session_unmount(se);
 out_handlers:
 	fuse_remove_signal_handlers(se);
@@ -342,6 +469,7 @@ out:
 	free(conf.repo);
 	free(conf.refresh);
 	free(conf.loglevel);
+	free(conf.owner);
 	fuse_opt_free_args(&args);
 	return ret;
 }

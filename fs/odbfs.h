@@ -18,12 +18,13 @@
 struct odbfs {
 	struct odb *odb;
 	size_t rawsz;
-	uid_t uid;
-	gid_t gid;
+	uid_t uid;			/* the identity files show: the one */
+	gid_t gid;			/* the daemon reads with */
 	double negative_timeout;	/* -o negative_timeout= */
 	struct fuse_session *se;	/* for cache invalidation */
 	bool no_open;			/* the kernel takes ENOSYS from open */
 	bool ahead;			/* push the files walks will read */
+	bool nometa;			/* -o nometa: no .odbfs/ */
 	bool prefixes[256];		/* watcher thread only: fan-outs shown */
 };
 

@@ -711,6 +711,26 @@ abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
 	return intern(n, out);
 }
 
+/*
+ * .odbfs/ tells where the repository lives on the server and what the
+ * daemon does: with allow_other, it is for the mount's owner (the uid
+ * files show) and root, by mode (the mount has default_permissions).
+ */
+#define META_DIR_MODE (S_IFDIR | 0500)
+#define META_FILE_MODE (S_IFREG | 0400)
+
+static int
+meta_dir(struct odbfs *fs, struct node **out)
+{
+	struct node *n;
+
+	if (fs->nometa)
+		return -ENOENT;
+	if ((n = new_dir(NODE_META, ".odbfs", 0)))
+		n->mode = META_DIR_MODE;
+	return intern(n, out);
+}
+
 /* A file of .odbfs/ whose bytes are fixed: repository, format. */
 static int
 meta_file(const char *name, const char *value, struct node **out)
@@ -724,7 +744,7 @@ meta_file(const char *name, const char *value, struct node **out)
 		node_free(n);
 		return -ENOMEM;
 	}
-	n->mode = S_IFREG | 0444;
+	n->mode = META_FILE_MODE;
 	n->size = strlen(n->data);
 	return intern(n, out);
 }
@@ -748,7 +768,7 @@ stats_file(struct odbfs *fs, struct node **out)
 		node_free(n);
 		return -ENOMEM;
 	}
-	n->mode = S_IFREG | 0444;
+	n->mode = META_FILE_MODE;
 	n->moving = true;
 	return intern(n, out);
 }
@@ -788,7 +808,7 @@ view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 		if (!strcmp(name, "HEAD"))
 			return head_link(fs, out);
 		if (!strcmp(name, ".odbfs"))
-			return top_dir(NODE_META, ".odbfs", out);
+			return meta_dir(fs, out);
 		if (!strcmp(name, "refs")) {
 			struct node *n = new_dir(NODE_REFDIR, "refs", 0);
 
@@ -995,7 +1015,8 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 
 		if (head_target(fs, target, sizeof(target)) == 0)
 			head_ino = node_ino(key, ref_key(key, "HEAD", target));
-		for (size_t i = 0; i < 6 && ret == 0; i++)
+		/* .odbfs last: -o nometa leaves it out. */
+		for (size_t i = 0; i < (fs->nometa ? 5u : 6u) && ret == 0; i++)
 			ret = add_rec(l, &alloc, root_names[i], false,
 			    i ? S_IFDIR : S_IFLNK, i ? node_ino(key,
 			    view_dir_key(key, root_names[i])) : head_ino);

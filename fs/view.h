@@ -8,7 +8,8 @@
  *   objects/<id>         every object as a file; objects/xx/ lists them
  *   <dir>/<abbrev>       in objects/, commits/, trees/: a unique prefix of
  *                        4 or more hex digits, a symlink to the full id
- *   .odbfs/              stats (counters), repository, format
+ *   .odbfs/              stats (counters), repository, format; for the
+ *                        mount's owner only, absent with -o nometa
  *
  * view_lookup() makes (or shares) the node for one name; a directory's
  * listing is made once at opendir with view_list().

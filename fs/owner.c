@@ -1,0 +1,181 @@
+/*
+ * owner: the identity the daemon reads a repository with (see owner.h).
+ * main.c finds the owner before opening the repository, takes its
+ * identity, opens the repository, and asks for root back around mounting
+ * and unmounting. Nothing here runs once the session serves requests.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "owner.h"
+
+/* Name o after its uid: a login name, else the number. */
+static void
+set_name(struct owner *o)
+{
+	struct passwd *pw = getpwuid(o->uid);
+
+	o->has_pw = pw != NULL;
+	if (pw) {
+		o->gid = pw->pw_gid;
+		snprintf(o->name, sizeof(o->name), "%s", pw->pw_name);
+	} else {
+		snprintf(o->name, sizeof(o->name), "%u", (unsigned)o->uid);
+	}
+}
+
+/*
+ * Count the owner of st into o: the first owner other than root is
+ * taken, a second one is a conflict (-EPERM, with its uid in *other).
+ */
+static int
+consider(const struct stat *st, struct owner *o, uid_t *other)
+{
+	if (st->st_uid == 0 || st->st_uid == o->uid)
+		return 0;
+	if (o->uid != 0) {
+		*other = st->st_uid;
+		return -EPERM;
+	}
+	o->uid = st->st_uid;
+	o->gid = st->st_gid;
+	return 0;
+}
+
+/* path as an entry and as what it names, when it exists. */
+static int
+consider_path(const char *path, struct owner *o, uid_t *other)
+{
+	struct stat st;
+	int ret = 0;
+
+	if (lstat(path, &st) == 0)
+		ret = consider(&st, o, other);
+	if (ret == 0 && stat(path, &st) == 0)
+		ret = consider(&st, o, other);
+	return ret;
+}
+
+/* The owner o found, or a message naming the two users in *why. */
+static int
+finish(struct owner *o, int ret, uid_t other, const char **why)
+{
+	static _Thread_local char msg[200];
+	struct owner second = { .uid = other };
+
+	if (o->uid != 0)
+		set_name(o);
+	if (ret == 0)
+		return 0;
+	set_name(&second);
+	snprintf(msg, sizeof(msg), "owned by two users, %s and %s: choose "
+	    "one with -o owner=USER", o->name, second.name);
+	*why = msg;
+	return ret;
+}
+
+int
+owner_of_repo(const char *path, struct owner *out, const char **why)
+{
+	uid_t other = 0;
+	char *dotgit;
+	int ret;
+
+	*out = (struct owner){ 0 };
+	if (asprintf(&dotgit, "%s/.git", path) < 0) {
+		*why = strerror(ENOMEM);
+		return -ENOMEM;
+	}
+	ret = consider_path(path, out, &other);
+	if (ret == 0)
+		ret = consider_path(dotgit, out, &other);
+	free(dotgit);
+	return finish(out, ret, other, why);
+}
+
+int
+owner_of_dirs(const char *const *dirs, size_t n, struct owner *out,
+    const char **why)
+{
+	uid_t other = 0;
+	int ret = 0;
+
+	*out = (struct owner){ 0 };
+	for (size_t i = 0; i < n && ret == 0; i++)
+		ret = consider_path(dirs[i], out, &other);
+	return finish(out, ret, other, why);
+}
+
+int
+owner_named(const char *user, struct owner *out)
+{
+	struct passwd *pw = getpwnam(user);
+	char *end;
+	unsigned long n;
+
+	*out = (struct owner){ 0 };
+	if (!pw && *user) {
+		n = strtoul(user, &end, 10);
+		if (!*end && n == (uid_t)n)
+			pw = getpwuid((uid_t)n);
+	}
+	if (!pw)
+		return -ENOENT;
+	out->uid = pw->pw_uid;
+	set_name(out);
+	return 0;
+}
+
+/*
+ * Groups first, while the effective uid is still root's; then the gid,
+ * then the uid. The kernel marks the process non-dumpable when its
+ * effective ids change unless fs.suid_dumpable says otherwise: say so
+ * here whatever it says, so no core file or /proc/PID/mem shows what
+ * root's saved ids let it read.
+ */
+int
+owner_take(struct owner *o)
+{
+	int ret = o->has_pw ? initgroups(o->name, o->gid) :
+	    setgroups(1, &o->gid);
+
+	if (ret == 0)
+		ret = setresgid((gid_t)-1, o->gid, (gid_t)-1);
+	if (ret == 0)
+		ret = setresuid((uid_t)-1, o->uid, (uid_t)-1);
+	if (ret == 0)
+		ret = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (ret < 0)
+		return -errno;
+	o->taken = true;
+	return 0;
+}
+
+int
+owner_root(const struct owner *o)
+{
+	if (!o->taken)
+		return 0;
+	if (setresuid((uid_t)-1, 0, (uid_t)-1) < 0 ||
+	    setresgid((gid_t)-1, 0, (gid_t)-1) < 0)
+		return -errno;
+	return 0;
+}
+
+int
+owner_resume(const struct owner *o)
+{
+	if (!o->taken)
+		return 0;
+	if (setresgid((gid_t)-1, o->gid, (gid_t)-1) < 0 ||
+	    setresuid((uid_t)-1, o->uid, (uid_t)-1) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,283 @@
+#!/usr/bin/env bats
+# Started by root (an fstab line with allow_other), odbfs reads a
+# repository as the user who owns it: what that user's alternates, objects
+# symlink or .git file name is shown only if that user could read it.
+# Root is taken back to mount and unmount, and .odbfs/ is for the mount's
+# owner only. Needs root: two users are made if missing.
+
+load lib
+
+USER1=odbfstest
+USER2=odbfstest2
+# Root's git reads the users' repositories, which it would call dubious.
+export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: the daemon takes a user's identity"
+	local u
+	for u in "$USER1" "$USER2"; do
+		id "$u" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$u"
+	done
+	# Out of the test's own directory, which only root can enter.
+	BASE=$(mktemp -d /tmp/odbfs-owner.XXXXXX)
+	chmod 755 "$BASE"
+	MNT=$BASE/mnt
+	mkdir -m 755 "$MNT"
+}
+
+teardown() {
+	[ -n "${BASE:-}" ] || return 0
+	unmount_odbfs "$MNT"
+	! grep -qs " $MNT " /proc/mounts || umount -l "$MNT"
+	rm -rf "$BASE"
+}
+
+# run_as USER CMD...: CMD as USER, bounded.
+run_as() {
+	local user=$1
+	shift
+	timeout 20 runuser -u "$user" -- "$@"
+}
+
+
+# small_repo DIR WORD: a repository of one commit, owned by root.
+small_repo() {
+	git init -q "$1" && echo "$2" >"$1/file" && git -C "$1" add file &&
+		git -C "$1" commit -q -m "$2"
+}
+
+# secret_repo DIR: a repository only root can enter; prints the id of an
+# object it holds that no other repository here does.
+secret_repo() {
+	small_repo "$1" secret >/dev/null &&
+		echo "top secret" | git -C "$1" hash-object -w --stdin &&
+		chmod 700 "$1"
+}
+
+# user_repo DIR SECRET: a repository of USER1 whose alternates name the
+# objects of the root-only repository SECRET.
+user_repo() {
+	small_repo "$1" mine &&
+		echo "$2/.git/objects" >"$1/.git/objects/info/alternates" &&
+		chown -R "$USER1": "$1"
+}
+
+# check_own_objects USER REPO: each object USER's git sees in REPO reads
+# through $MNT, as USER2 (allow_other), the same as git cat-file prints.
+check_own_objects() {
+	local user=$1 repo=$2 id type size n=0
+	while read -r id type size; do
+		n=$((n + 1))
+		cmp <(git -C "$repo" cat-file "$type" "$id") \
+			<(run_as "$USER2" cat "$MNT/objects/$id")
+	done < <(run_as "$user" git -C "$repo" cat-file --batch-all-objects \
+		--batch-check 2>/dev/null)
+	[ "$n" -ge 3 ]
+}
+
+# ids_of PID Uid|Gid: real, effective, saved and file system ids.
+ids_of() {
+	awk -v k="$2:" '$1 == k { print $2, $3, $4, $5 }' "/proc/$1/status"
+}
+
+effective_uid() {
+	ids_of "$1" Uid | cut -d' ' -f2
+}
+
+# wait_daemon: wait at most 20 s for $ODBFS_PID; its status in
+# $ODBFS_STATUS.
+wait_daemon() {
+	local dog
+	(sleep 20 && kill -KILL "$ODBFS_PID") 2>/dev/null 3>&- &
+	dog=$!
+	ODBFS_STATUS=0
+	wait "$ODBFS_PID" || ODBFS_STATUS=$?
+	ODBFS_PID=
+	kill "$dog" 2>/dev/null || :
+}
+
+# fails_to_mount REPO [options...]: odbfs exits 1 without mounting; its
+# message in $output.
+fails_to_mount() {
+	local repo=$1
+	shift
+	run timeout 20 "$ODBFS" -f "$@" "$repo" "$MNT" 3>&-
+	echo "$output"
+	[ "$status" -eq 1 ]
+	! grep -qs " $MNT " /proc/mounts
+}
+
+@test "alternates into a directory only root reads show nothing from it" {
+	sid=$(secret_repo "$BASE/secret")
+	user_repo "$BASE/user" "$BASE/secret"
+	# The object is there for root and not for the owner.
+	git -C "$BASE/user" cat-file -e "$sid"
+	! run_as "$USER1" git -C "$BASE/user" cat-file -e "$sid" 2>/dev/null
+
+	mount_odbfs "$BASE/user" "$MNT" -o allow_other
+	run stat "$MNT/objects/$sid"
+	[ "$status" -ne 0 ]
+	[[ $output == *"No such file or directory"* ]]
+	! ls "$MNT/objects/${sid:0:2}" 2>/dev/null | grep -qx "$sid"
+	check_own_objects "$USER1" "$BASE/user"
+	unmount_odbfs "$MNT"
+	[ "$ODBFS_STATUS" -eq 0 ]
+
+	# Read as root, the same mount shows it: the identity hid it.
+	mount_odbfs "$BASE/user" "$MNT" -o allow_other,owner=root
+	cmp <(git -C "$BASE/user" cat-file blob "$sid") "$MNT/objects/$sid"
+}
+
+@test "a root-owned .git file naming a user's git directory reads as that user" {
+	sid=$(secret_repo "$BASE/secret")
+	user_repo "$BASE/user" "$BASE/secret"
+	mkdir "$BASE/wt"
+	echo "gitdir: $BASE/user/.git" >"$BASE/wt/.git"
+
+	mount_odbfs "$BASE/wt" "$MNT" -o allow_other
+	[ "$(effective_uid "$ODBFS_PID")" = "$(id -u "$USER1")" ]
+	[ ! -e "$MNT/objects/$sid" ]
+	check_own_objects "$USER1" "$BASE/user"
+}
+
+@test "objects/ a symlink into a directory only root reads: the mount fails" {
+	small_repo "$BASE/user" mine
+	mkdir -m 700 "$BASE/vault"
+	mv "$BASE/user/.git/objects" "$BASE/vault/objects"
+	ln -s "$BASE/vault/objects" "$BASE/user/.git/objects"
+	chown -hR "$USER1": "$BASE/user"
+
+	fails_to_mount "$BASE/user" -o allow_other
+	[[ $output == *"$BASE/user: "*"(reading as user $USER1, its owner)" ]]
+	# As root, the same repository mounts.
+	mount_odbfs "$BASE/user" "$MNT" -o owner=root
+	check_mount_objects "$BASE/user" "$MNT"
+}
+
+@test "a .git file whose gitdir: only root reads: the mount fails" {
+	mkdir -m 700 "$BASE/vault"
+	small_repo "$BASE/vault/repo" hidden
+	mkdir "$BASE/wt"
+	echo "gitdir: $BASE/vault/repo/.git" >"$BASE/wt/.git"
+	chown -R "$USER1": "$BASE/wt"
+
+	fails_to_mount "$BASE/wt" -o allow_other
+	[[ $output == *"its .git file does not name a directory (reading as user $USER1, its owner)"* ]]
+	mount_odbfs "$BASE/wt" "$MNT" -o owner=root
+	check_mount_objects "$BASE/vault/repo" "$MNT"
+}
+
+@test "a repository owned by root is read as root, as before" {
+	small_repo "$BASE/repo" rooted
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other
+	[ "$(ids_of "$ODBFS_PID" Uid)" = "0 0 0 0" ]
+	[ "$(stat -c %u:%g "$MNT/objects")" = 0:0 ]
+	check_mount_objects "$BASE/repo" "$MNT"
+	[ ! -s "$MNT.log" ]
+}
+
+@test "while mounted the daemon is the owner, and the owner cannot signal or trace it" {
+	sid=$(secret_repo "$BASE/secret")
+	user_repo "$BASE/user" "$BASE/secret"
+	mount_odbfs "$BASE/user" "$MNT" -o allow_other
+	uid=$(id -u "$USER1") gid=$(id -g "$USER1")
+	# Real and saved ids stay root's: only the effective ones change.
+	[ "$(ids_of "$ODBFS_PID" Uid)" = "0 $uid 0 $uid" ]
+	[ "$(ids_of "$ODBFS_PID" Gid)" = "0 $gid 0 $gid" ]
+	[ "$(stat -c %u:%g "$MNT/objects" "$MNT/HEAD" "$MNT/.odbfs")" = \
+		"$(printf '%s\n' "$uid:$gid" "$uid:$gid" "$uid:$gid")" ]
+	grep -q "reading as user $USER1, its owner" "$MNT.log"
+	! run_as "$USER1" cat "/proc/$ODBFS_PID/environ" 2>/dev/null
+	! run_as "$USER1" kill -0 "$ODBFS_PID" 2>/dev/null
+	if command -v gdb >/dev/null; then
+		run_as "$USER1" gdb -batch -p "$ODBFS_PID" 2>&1 |
+			grep -q "ptrace: Operation not permitted"
+	fi
+	kill -0 "$ODBFS_PID"
+}
+
+@test "fusermount3 -u: the daemon reading as the owner exits 0" {
+	sid=$(secret_repo "$BASE/secret")
+	user_repo "$BASE/user" "$BASE/secret"
+	mount_odbfs "$BASE/user" "$MNT" -o allow_other
+	[ "$(effective_uid "$ODBFS_PID")" = "$(id -u "$USER1")" ]
+	fusermount3 -u "$MNT"
+	wait_daemon
+	[ "$ODBFS_STATUS" -eq 0 ]
+	! mountpoint -q "$MNT"
+	! grep -qs " $MNT " /proc/mounts
+}
+
+@test "SIGTERM: the daemon reading as the owner is root again to unmount" {
+	command -v strace >/dev/null || skip "needs strace"
+	sid=$(secret_repo "$BASE/secret")
+	user_repo "$BASE/user" "$BASE/secret"
+	# strace exits with the daemon's status; it tells how it unmounted.
+	printf '#!/bin/sh\nexec strace -f -qq -o %s -e trace=umount2,execve %s "$@"\n' \
+		"$BASE/trace" "$ODBFS" >"$BASE/traced"
+	chmod +x "$BASE/traced"
+	ODBFS=$BASE/traced mount_odbfs "$BASE/user" "$MNT" -o allow_other
+	pid=$(pgrep -P "$ODBFS_PID")
+	[ "$(effective_uid "$pid")" = "$(id -u "$USER1")" ]
+	ls "$MNT/objects" >/dev/null
+	kill -TERM "$pid"
+	wait_daemon
+	cat "$MNT.log" "$BASE/trace"
+	[ "$ODBFS_STATUS" -eq 0 ]
+	! grep -qs " $MNT " /proc/mounts
+	! mountpoint -q "$MNT"
+	# By umount2(2) as root, not through fusermount3, which the real
+	# uid 0 would make work too.
+	grep -q "umount2(\"$MNT\", MNT_DETACH) = 0" "$BASE/trace"
+	! grep -q fusermount "$BASE/trace"
+}
+
+@test ".odbfs/ is for the mount's owner and root only" {
+	sid=$(secret_repo "$BASE/secret")
+	user_repo "$BASE/user" "$BASE/secret"
+	mount_odbfs "$BASE/user" "$MNT" -o allow_other
+	[ "$(stat -c %a "$MNT/.odbfs" "$MNT/.odbfs/repository" "$MNT/.odbfs/stats" \
+		"$MNT/.odbfs/format" | tr '\n' ' ')" = "500 400 400 400 " ]
+	run timeout 20 su -s /bin/sh "$USER2" -c "ls -a '$MNT'; cat '$MNT/.odbfs/repository'"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ $output == *".odbfs"* ]]
+	[[ $output == *"$MNT/.odbfs/repository: Permission denied"* ]]
+	[[ $output != *"$BASE/user"* ]]
+	! run_as "$USER2" ls "$MNT/.odbfs" 2>/dev/null
+	! run_as "$USER2" cat "$MNT/.odbfs/stats" 2>/dev/null
+	# The owner, whose uid the files show, and root read it.
+	[ "$(run_as "$USER1" cat "$MNT/.odbfs/repository")" = "$BASE/user/.git" ]
+	[ "$(cat "$MNT/.odbfs/repository")" = "$BASE/user/.git" ]
+	run_as "$USER1" grep -q "^lookups " "$MNT/.odbfs/stats"
+}
+
+@test "-o nometa: there is no .odbfs" {
+	small_repo "$BASE/repo" rooted
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other,nometa
+	[ "$(LC_ALL=C ls -A "$MNT" | tr '\n' ' ')" = "HEAD commits objects refs trees " ]
+	run stat "$MNT/.odbfs"
+	[ "$status" -ne 0 ]
+	[[ $output == *"No such file or directory"* ]]
+	[ ! -e "$MNT/.odbfs/stats" ]
+	check_mount_objects "$BASE/repo" "$MNT"
+}
+
+@test "-o owner=USER reads as USER; an unknown user fails" {
+	small_repo "$BASE/repo" rooted
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other,owner="$USER2"
+	[ "$(effective_uid "$ODBFS_PID")" = "$(id -u "$USER2")" ]
+	[ "$(stat -c %u "$MNT/objects")" = "$(id -u "$USER2")" ]
+	check_mount_objects "$BASE/repo" "$MNT"
+	unmount_odbfs "$MNT"
+	fails_to_mount "$BASE/repo" -o owner=odbfs-no-such-user
+	[ "$output" = "odbfs: owner=odbfs-no-such-user: no such user" ]
+}
+
+@test "a repository whose work tree and .git two users own: the mount fails" {
+	small_repo "$BASE/repo" shared
+	chown "$USER1": "$BASE/repo"
+	chown -R "$USER2": "$BASE/repo/.git"
+	fails_to_mount "$BASE/repo"
+	[ "$output" = "odbfs: $BASE/repo: owned by two users, $USER1 and $USER2: choose one with -o owner=USER" ]
+}
