@@ -613,12 +613,16 @@ not_gitdir(const char *dir)
 	if (!head || !common || !objects)
 		why = strerror(ENOMEM);
 	else if (!is_dir(objects) && !exists(common))
-		why = "not a git repository";
+		why = errno == EACCES ? because("not a git repository: %s: %s",
+		    objects, strerror(errno)) : "not a git repository";
 	else if ((ret = repo_head_link(head, link, sizeof(link))) != -EINVAL)
 		why = ret == 0 ? NULL : "not a git repository";
 	else if ((ret = repo_read_file(head, 256, &text)) == -ENOTREG)
 		why = because("not a git repository: %s is not a regular file",
 		    head);
+	else if (ret < 0 && ret != -ENOENT)
+		why = because("not a git repository: %s: %s", head,
+		    strerror(-ret));
 	else if (ret < 0 || !head_ok(text))
 		why = "not a git repository";
 	free(text);

@@ -274,6 +274,13 @@ fails_to_mount() {
 	[ "$output" = "odbfs: owner=odbfs-no-such-user: no such user" ]
 }
 
+@test "-o owner=USER who cannot enter .git: the mount fails saying so" {
+	small_repo "$BASE/repo" rooted
+	chmod 700 "$BASE/repo/.git"
+	fails_to_mount "$BASE/repo" -o owner="$USER2"
+	[ "$output" = "odbfs: $BASE/repo: not a git repository: $BASE/repo/.git/objects: Permission denied (reading as user $USER2)" ]
+}
+
 @test "a repository whose work tree and .git two users own: the mount fails" {
 	small_repo "$BASE/repo" shared
 	chown "$USER1": "$BASE/repo"
