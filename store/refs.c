@@ -3,6 +3,7 @@
  * and whenever the watcher sees refs, packed-refs or HEAD change; the
  * result is published like a snapshot. Never on a lookup path.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -78,6 +79,38 @@ add(struct builder *b, const char *name, const unsigned char *id)
 }
 
 /*
+ * What a loose ref or HEAD holds, read as git's parse_loose_ref_contents()
+ * does: "ref:", any white space and a ref name, trailing white space
+ * dropped; or an object id followed by nothing or white space. Sets
+ * *target (pointing into text, which is trimmed) for a symbolic ref, else
+ * fills id. -EINVAL if it is neither.
+ */
+static int
+ref_contents(char *text, size_t rawsz, char **target, unsigned char *id)
+{
+	size_t len = strlen(text);
+
+	*target = NULL;
+	if (!strncmp(text, "ref:", 4)) {
+		for (text += 4; isspace((unsigned char)*text); text++)
+			;
+		for (len = strlen(text); len && isspace((unsigned char)
+		    text[len - 1]); len--)
+			;
+		text[len] = '\0';
+		if (!refname_ok(text))
+			return -EINVAL;
+		*target = text;
+		return 0;
+	}
+	if (len < 2 * rawsz || (text[2 * rawsz] &&
+	    !isspace((unsigned char)text[2 * rawsz])))
+		return -EINVAL;
+	text[2 * rawsz] = '\0';
+	return oid_parse_hex(id, text, rawsz) ? 0 : -EINVAL;
+}
+
+/*
  * The id a loose ref file holds, following "ref: " up to depth. name is
  * the ref's name, for resolving symbolic refs against commondir.
  */
@@ -85,8 +118,7 @@ static int
 resolve(const char *commondir, const char *name, size_t rawsz,
     const struct builder *packed, unsigned char *id, unsigned depth)
 {
-	char path[4096], *text;
-	size_t len;
+	char path[4096], *text, *target;
 	int ret;
 
 	if (depth > REFS_MAX_SYMREF_DEPTH)
@@ -101,15 +133,8 @@ resolve(const char *commondir, const char *name, size_t rawsz,
 			}
 		return ret;
 	}
-	len = strcspn(text, "\n");
-	text[len] = '\0';
-	if (!strncmp(text, "ref: ", 5)) {
-		ret = refname_ok(text + 5) ? resolve(commondir, text + 5,
-		    rawsz, packed, id, depth + 1) : -EINVAL;
-	} else {
-		ret = len == 2 * rawsz && oid_parse_hex(id, text, rawsz) ? 0 :
-		    -EINVAL;
-	}
+	if ((ret = ref_contents(text, rawsz, &target, id)) == 0 && target)
+		ret = resolve(commondir, target, rawsz, packed, id, depth + 1);
 	free(text);
 	return ret;
 }
@@ -256,14 +281,15 @@ refs_load(const struct repo *repo, const struct refs *prev,
 	if (repo_head_link(path, link, sizeof(link)) == 0 && refname_ok(link))
 		refs->head_target = strdup(link);
 	else if ((ret = repo_read_file(path, 4096, &text)) == 0) {
-		size_t len = strcspn(text, "\n");
+		char *target;
 
-		text[len] = '\0';
-		if (!strncmp(text, "ref: ", 5) && refname_ok(text + 5))
-			refs->head_target = strdup(text + 5);
-		else if (len == 2 * repo->rawsz &&
-		    oid_parse_hex(refs->head_id, text, repo->rawsz))
-			refs->head_detached = true;
+		if (ref_contents(text, repo->rawsz, &target,
+		    refs->head_id) == 0) {
+			if (target)
+				refs->head_target = strdup(target);
+			else
+				refs->head_detached = true;
+		}
 		free(text);
 	} else if (ret == -ENOTREG) {
 		left_out(refs, prev, REFS_LEFT_OUT_HEAD, path);

@@ -278,6 +278,40 @@ both_refuse() {
 	both_refuse "not a git repository" "not a git repository"
 }
 
+# --- what a ref file holds -----------------------------------------------
+
+# ref_id_is NAME ID: MNT/NAME resolves to commit ID.
+ref_id_is() {
+	[ "$(getfattr --only-values -n user.git.id "$MNT/$1/")" = "$2" ]
+}
+
+@test "ref files read as git reads them: 'ref:' without a space, white space after the name or id" {
+	local main loose id name
+
+	main=$(git -C "$REPO" rev-parse main)
+	loose=$(git -C "$REPO" rev-parse loose)
+	printf 'ref:refs/heads/main\n' >"$GITDIR/refs/heads/nospace"
+	printf 'ref: \trefs/heads/loose \t\n' >"$GITDIR/refs/heads/trailing"
+	printf '%s junk after a space\n' "$main" >"$GITDIR/refs/heads/idspace"
+	printf '%s' "$loose" >"$GITDIR/refs/heads/nonewline"
+	printf '%sjunk\n' "$main" >"$GITDIR/refs/heads/idjunk"
+	printf 'ref:refs/heads/loose\n' >"$GITDIR/HEAD"
+	mount_odbfs "$REPO" "$MNT"
+	# Each ref git resolves, odbfs resolves to the same commit.
+	for name in nospace trailing idspace nonewline; do
+		id=$(git -C "$REPO" rev-parse --verify -q "refs/heads/$name")
+		[ -n "$id" ]
+		ref_id_is "refs/heads/$name" "$id"
+	done
+	[ "$(git -C "$REPO" rev-parse refs/heads/nospace)" = "$main" ]
+	[ "$(git -C "$REPO" rev-parse refs/heads/trailing)" = "$loose" ]
+	# What git calls broken, odbfs does not show.
+	! git -C "$REPO" rev-parse --verify -q refs/heads/idjunk
+	[ ! -e "$MNT/refs/heads/idjunk" ]
+	link_is "$MNT/HEAD" "$(git -C "$REPO" symbolic-ref HEAD)"
+	ref_id_is HEAD "$loose"
+}
+
 # --- writes after a remount read-write ------------------------------------
 
 @test "after mount -o remount,rw every write fails with EROFS, from the daemon" {
