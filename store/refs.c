@@ -118,12 +118,18 @@ static int
 resolve(const char *commondir, const char *name, size_t rawsz,
     const struct builder *packed, unsigned char *id, unsigned depth)
 {
-	char path[4096], *text, *target;
+	char path[4096], link[4096], *text, *target;
 	int ret;
 
 	if (depth > REFS_MAX_SYMREF_DEPTH)
 		return -ELOOP;
 	snprintf(path, sizeof(path), "%s/%s", commondir, name);
+	/*
+	 * As git's files backend: a symlink to a name in refs/ is a
+	 * symbolic ref, loose or packed; any other symlink is followed.
+	 */
+	if (repo_head_link(path, link, sizeof(link)) == 0 && refname_ok(link))
+		return resolve(commondir, link, rawsz, packed, id, depth + 1);
 	if ((ret = repo_read_file(path, 4096, &text)) < 0) {
 		/* Not loose: perhaps packed. */
 		for (size_t i = 0; packed && i < packed->n; i++)
@@ -219,6 +225,13 @@ walk(const struct repo *repo, const char *rel, struct builder *b,
 			ret = walk(repo, child, b, packed, depth + 1);
 			continue;
 		}
+		/*
+		 * git lists a symlink whose target, followed from where the
+		 * link is, is a file; the one to "refs/heads/x" it lists only
+		 * where that path exists beside the link.
+		 */
+		if (S_ISLNK(st.st_mode) && stat(path, &st) < 0)
+			continue;
 		if (!S_ISREG(st.st_mode))
 			continue;
 		if (!refname_ok(child)) {

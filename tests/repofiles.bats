@@ -312,6 +312,36 @@ ref_id_is() {
 	ref_id_is HEAD "$loose"
 }
 
+@test "symlinked loose refs are listed and resolved as git lists and resolves them" {
+	local name id
+
+	git -C "$REPO" pack-refs --all
+	# Into refs/: a symbolic ref, but git's listing follows the link
+	# from its own directory and finds no file there, so leaves it out.
+	ln -s refs/heads/main "$GITDIR/refs/heads/sym-packed"
+	ln -s refs/heads/nosuch "$GITDIR/refs/heads/dangling"
+	# Elsewhere: followed.
+	git -C "$REPO" rev-parse loose >"$BATS_TEST_TMPDIR/outside"
+	ln -s "$BATS_TEST_TMPDIR/outside" "$GITDIR/refs/tags/followed"
+	# Listed (the link resolves beside it) and read as a symbolic ref.
+	mkdir -p "$GITDIR/refs/heads/refs/heads"
+	git -C "$REPO" rev-parse main >"$GITDIR/refs/heads/refs/heads/loose"
+	ln -s refs/heads/loose "$GITDIR/refs/heads/sym-loose"
+	mount_odbfs "$REPO" "$MNT"
+	for name in heads tags heads/refs/heads; do
+		[ "$(LC_ALL=C ls "$MNT/refs/$name" | tr '\n' ' ')" = \
+			"$(git -C "$REPO" for-each-ref --format='%(refname)' "refs/$name" 2>/dev/null |
+			sed "s|^refs/$name/||; s|/.*||" | LC_ALL=C sort -u | tr '\n' ' ')" ]
+	done
+	for name in tags/followed heads/sym-loose heads/refs/heads/loose; do
+		id=$(git -C "$REPO" rev-parse --verify -q "refs/$name")
+		ref_id_is "refs/$name" "$id"
+	done
+	# sym-loose is git's symbolic ref to refs/heads/loose, not the file.
+	[ "$(git -C "$REPO" rev-parse refs/heads/sym-loose)" = "$(git -C "$REPO" rev-parse loose)" ]
+	[ ! -e "$MNT/refs/heads/sym-packed" ] && [ ! -e "$MNT/refs/heads/dangling" ]
+}
+
 # --- writes after a remount read-write ------------------------------------
 
 @test "after mount -o remount,rw every write fails with EROFS, from the daemon" {
