@@ -134,28 +134,34 @@ owner_named(const char *user, struct owner *out)
 }
 
 /*
- * Groups first, while the effective uid is still root's; then the gid,
- * then the uid. The kernel marks the process non-dumpable when its
- * effective ids change unless fs.suid_dumpable says otherwise: say so
- * here whatever it says, so no core file or /proc/PID/mem shows what
- * root's saved ids let it read.
+ * The effective gid, then uid. Each change of effective ids sets the
+ * process's dumpable flag to what fs.suid_dumpable says, which may be 1:
+ * then /proc/PID/ would be the owner's, and a core file too. So it is
+ * cleared after every change, whatever the sysctl says, so that no core
+ * file or /proc/PID/mem shows what root's saved ids let it read.
  */
+static int
+become(uid_t uid, gid_t gid)
+{
+	if (setresgid((gid_t)-1, gid, (gid_t)-1) < 0 ||
+	    setresuid((uid_t)-1, uid, (uid_t)-1) < 0 ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Groups first, while the effective uid is still root's. */
 int
 owner_take(struct owner *o)
 {
 	int ret = o->has_pw ? initgroups(o->name, o->gid) :
 	    setgroups(1, &o->gid);
 
-	if (ret == 0)
-		ret = setresgid((gid_t)-1, o->gid, (gid_t)-1);
-	if (ret == 0)
-		ret = setresuid((uid_t)-1, o->uid, (uid_t)-1);
-	if (ret == 0)
-		ret = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (ret < 0)
 		return -errno;
-	o->taken = true;
-	return 0;
+	if ((ret = become(o->uid, o->gid)) == 0)
+		o->taken = true;
+	return ret;
 }
 
 int
@@ -164,7 +170,8 @@ owner_root(const struct owner *o)
 	if (!o->taken)
 		return 0;
 	if (setresuid((uid_t)-1, 0, (uid_t)-1) < 0 ||
-	    setresgid((gid_t)-1, 0, (gid_t)-1) < 0)
+	    setresgid((gid_t)-1, 0, (gid_t)-1) < 0 ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return -errno;
 	return 0;
 }
@@ -174,8 +181,5 @@ owner_resume(const struct owner *o)
 {
 	if (!o->taken)
 		return 0;
-	if (setresgid((gid_t)-1, o->gid, (gid_t)-1) < 0 ||
-	    setresuid((uid_t)-1, o->uid, (uid_t)-1) < 0)
-		return -errno;
-	return 0;
+	return become(o->uid, o->gid);
 }

@@ -196,6 +196,24 @@ fails_to_mount() {
 	kill -0 "$ODBFS_PID"
 }
 
+@test "with fs.suid_dumpable=1 the serving daemon is still not dumpable" {
+	local old
+	old=$(sysctl -n fs.suid_dumpable)
+	sid=$(secret_repo "$BASE/secret")
+	user_repo "$BASE/user" "$BASE/secret"
+	sysctl -qw fs.suid_dumpable=1
+	mount_odbfs "$BASE/user" "$MNT" -o allow_other || {
+		sysctl -qw fs.suid_dumpable="$old"
+		return 1
+	}
+	sysctl -qw fs.suid_dumpable="$old"
+	# Root took back its ids to mount and gave them up again after.
+	[ "$(awk '$1 == "Uid:" { print $3 }' "/proc/$ODBFS_PID/status")" = "$(id -u "$USER1")" ]
+	# Not dumpable: /proc/PID/ stays root's, the owner cannot look in.
+	[ "$(stat -c %u "/proc/$ODBFS_PID/fd" "/proc/$ODBFS_PID/mem" | sort -u)" = 0 ]
+	! run_as "$USER1" ls "/proc/$ODBFS_PID/fd" >/dev/null 2>&1
+}
+
 @test "fusermount3 -u: the daemon reading as the owner exits 0" {
 	sid=$(secret_repo "$BASE/secret")
 	user_repo "$BASE/user" "$BASE/secret"
