@@ -577,6 +577,13 @@ odbfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
 	/*
+	 * With atomic O_TRUNC the kernel leaves truncating to open, which
+	 * no-open never sends: after a "remount,rw", "> file" would succeed
+	 * and the kernel think the file empty. Without it, the kernel asks
+	 * setattr, which answers EROFS.
+	 */
+	conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
+	/*
 	 * Every chunk of a listing with its entries' attributes, not only
 	 * the first: tar and rsync list a whole directory before they stat
 	 * it, and a file whose node came with the listing can be read ahead

@@ -361,15 +361,19 @@ ref_id_is() {
 		"ln -s a $MNT/s" "ln $obj $MNT/l" "truncate -s 0 $obj" \
 		"setfattr -n user.x -v 1 $obj" "setfattr -x user.git.id $obj" \
 		"mknod $MNT/p p" "fallocate -l 10 $obj" \
-		"bash -c 'echo x >>$obj'" "bash -c 'echo x >$MNT/new'"; do
+		"bash -c 'echo x >>$obj'" "bash -c 'echo x >$MNT/new'" \
+		"bash -c 'echo x >$obj'" "bash -c ': >$obj'"; do
 		run eval "$cmd"
 		if [ "$status" -eq 0 ] || [[ $output != *"Read-only file system"* ]]; then
 			echo "$cmd: status $status: $output" >&2
 			return 1
 		fi
 	done
-	# Nothing changed.
+	# Nothing changed, not even in the kernel's cache: an open with
+	# O_TRUNC that the daemon never saw must not leave it thinking the
+	# file is empty.
 	git -C "$REPO" cat-file commit "$id" | cmp - "$obj"
+	[ "$(stat -c %s "$obj")" -eq "$(git -C "$REPO" cat-file -s "$id")" ]
 	[ "$(getfattr --only-values -n user.git.id "$obj")" = "$id" ]
 	[ ! -e "$MNT/new" ]
 	[ -d "$MNT/refs" ]
