@@ -548,14 +548,15 @@ commit_member(struct odbfs *fs, struct node *dir, const char *name,
 /*
  * The target of the ref at path pointing at id: relative to the ref's
  * directory, into commits/, trees/ or objects/ by what id peels to.
+ * Returns the target's length, which is size or more if it did not fit.
  */
-static void
+static size_t
 ref_target(struct odbfs *fs, const char *path, const unsigned char *id,
     char *target, size_t size, unsigned char *peeled, enum obj_type *type)
 {
 	char hex[OID_HEXSZ_MAX + 1];
 	const char *where = "objects";
-	size_t off = 0;
+	size_t len = 0;
 
 	if (odb_peel(fs->odb, id, peeled, type) < 0) {
 		memcpy(peeled, id, fs->rawsz);
@@ -565,12 +566,17 @@ ref_target(struct odbfs *fs, const char *path, const unsigned char *id,
 		where = "commits";
 	else if (*type == OBJ_TREE)
 		where = "trees";
-	for (const char *p = strchr(path, '/'); p && off < size;
-	    p = strchr(p + 1, '/'))
-		off += (size_t)snprintf(target + off, size - off, "../");
+	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
+		if (len + 3 < size)
+			memcpy(target + len, "../", 3);
+		len += 3;
+	}
 	oid_to_hex(hex, peeled, fs->rawsz);
-	if (off < size)
-		snprintf(target + off, size - off, "%s/%s", where, hex);
+	if (len < size)
+		snprintf(target + len, size - len, "%s/%s", where, hex);
+	else if (size > 0)
+		target[size - 1] = '\0';
+	return len + strlen(where) + 1 + strlen(hex);
 }
 
 static int
@@ -578,11 +584,16 @@ ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
     struct node **out)
 {
 	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
-	char target[4096 + 64];
+	char target[LINK_MAX_LEN + 1];
 	enum obj_type type;
 	struct node *n;
+	size_t len;
 
-	ref_target(fs, path, id, target, sizeof(target), peeled, &type);
+	len = ref_target(fs, path, id, target, sizeof(target), peeled, &type);
+	if (len > LINK_MAX_LEN)
+		return log_corrupt("%.200s%s: ref is nested too deep to show: "
+		    "its link would be %zu bytes, more than %d", path,
+		    strlen(path) > 200 ? "..." : "", len, LINK_MAX_LEN);
 	n = new_link(key, ref_key(key, path, target), target, 0);
 	if (n && node_ext_new(n) < 0) {
 		node_free(n);

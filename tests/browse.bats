@@ -462,6 +462,31 @@ check_refs() {
 	enoent "$mnt/refs/heads/dir"
 }
 
+@test "a ref nested too deep for a symlink is EIO with one log line; one less is served" {
+	repo=$BATS_TEST_TMPDIR/repo
+	cp -a "$FIX" "$repo"
+	id=$(git -C "$repo" rev-parse HEAD)
+	# refs/heads/ plus 1330 levels links through 1331 ../ and commits/<id>:
+	# 4041 bytes. 1400 levels would need 4251, more than PATH_MAX.
+	fits=refs/heads deep=refs/heads
+	for _ in $(seq 1 1329); do fits=$fits/a; done
+	for _ in $(seq 1 1399); do deep=$deep/b; done
+	fits=$fits/ok deep=$deep/no
+	printf '%s %s\n%s %s\n' "$id" "$fits" "$id" "$deep" >>"$repo/.git/packed-refs"
+	[ "$(git -C "$repo" rev-parse "$deep")" = "$id" ]
+	mount_odbfs "$repo" "$mnt"
+	target=$(readlink "$mnt/$fits")
+	[ "${#target}" -eq 4041 ]
+	[ "$(readlink -f "$mnt/$fits")" = "$(readlink -f "$mnt/commits/$id")" ]
+	cmp "$mnt/$fits/message" <(git -C "$repo" show -s --format=%B HEAD | head -c -1)
+	run cat "$mnt/$deep/message"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	[ "$(grep -c 'ref is nested too deep to show: its link would be 4251 bytes' "$mnt.log")" -eq 1 ]
+	unmount_odbfs "$mnt"
+	[ "$ODBFS_STATUS" -eq 0 ]
+}
+
 @test "detached HEAD links into commits/, and follows checkout while mounted" {
 	repo=$BATS_TEST_TMPDIR/repo
 	cp -a "$FIX" "$repo"
