@@ -11,7 +11,10 @@ export GIT_AUTHOR_NAME="A U Thor" GIT_AUTHOR_EMAIL="author@example.com"
 export GIT_COMMITTER_NAME="C O Mitter" GIT_COMMITTER_EMAIL="committer@example.com"
 export GIT_AUTHOR_DATE="1700000000 +0000" GIT_COMMITTER_DATE="1700000000 +0000"
 export GIT_CONFIG_NOSYSTEM=1 HOME="${BATS_TMPDIR:-/tmp}"
-export GIT_CONFIG_GLOBAL=/dev/null
+# An empty file of our own, not /dev/null: a git that writes global config
+# as root renames its lock over the file, and /dev/null must survive that;
+# here such a write shows in git status instead.
+export GIT_CONFIG_GLOBAL="$TOP/tests/empty.gitconfig"
 
 # mount_odbfs REPO MNT [options...]: start the daemon in the foreground, in
 # the background of the test, and wait until the mount is there. The pid
