@@ -303,7 +303,7 @@ push(const struct entry *e, size_t rawsz)
 	 * what it rebuilt of it (the read did not cover it all), so the
 	 * walk's first read of it finds that work done.
 	 */
-	if (readers_get(fs_->odb, e->id, 0, FILE_MAX, &r) < 0)
+	if (readers_get(fs_->odb, e->id, UINT64_MAX, 0, FILE_MAX, &r) < 0)
 		return 0;
 	size = reader_info(r)->size;
 	if (size == 0 || size > FILE_MAX)

@@ -355,8 +355,8 @@ object_of(fuse_req_t req, const struct node *n, off_t off, size_t size,
 			to += *start;
 		}
 	}
-	if ((ret = readers_get(fs_of(req)->odb, node_id(n), from, to,
-	    r)) < 0)
+	if ((ret = readers_get(fs_of(req)->odb, node_id(n),
+	    n->kind == NODE_SLICE ? UINT64_MAX : n->size, from, to, r)) < 0)
 		return ret;
 	*total = reader_info(*r)->size;
 	if (n->kind == NODE_SLICE) {

@@ -21,6 +21,15 @@
 #define SLOTS 32
 /* Bytes of rebuilt objects kept, at most: eight of the largest in memory. */
 #define BUDGET ((uint64_t)64 << 20)
+/*
+ * A deltified object cannot be streamed: it is rebuilt whole, up to
+ * OBJ_MAX_INMEM. Without a place for those above BUDGET, each of the
+ * kernel's 128 KiB reads of a 1 GiB delta rebuilt all of it, and its
+ * parallel reads each held a copy: a 164-byte pack of deltas on deltas
+ * cost 2 GiB and minutes. So they are kept apart, within BIG_BUDGET
+ * bytes, and rebuilt one at a time (big_gate), after making room.
+ */
+#define BIG_BUDGET OBJ_MAX_INMEM
 
 struct slot {
 	unsigned char id[OID_RAWSZ_MAX];
@@ -29,12 +38,14 @@ struct slot {
 	int err;
 	uint64_t snapshots;	/* with err: the store's count when it failed */
 	uint64_t bytes;		/* memory r holds */
+	bool big;		/* bytes count in held_big, not held */
 	uint64_t last;		/* LRU clock */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot slots[SLOTS];	/* protected by lock */
-static uint64_t held, clock_;		/* protected by lock */
+static uint64_t held, held_big, clock_;	/* protected by lock */
+static pthread_mutex_t big_gate = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * Inflated per turn of the prefetching thread, so that a read waits
@@ -67,7 +78,7 @@ static void
 empty_locked(struct slot *s, struct reader **drop)
 {
 	*drop = s->r;
-	held -= s->bytes;
+	*(s->big ? &held_big : &held) -= s->bytes;
 	memset(s, 0, sizeof(*s));
 }
 
@@ -98,6 +109,29 @@ bytes_of(const struct reader *r)
 	    READER_WINDOW + READER_CHUNK;
 }
 
+/*
+ * Evict the least recently used entries of the big or the small kind until
+ * bytes more fit in its budget; the readers evicted go to drop.
+ */
+static int
+make_room_locked(bool big, uint64_t bytes, struct reader **drop)
+{
+	uint64_t *used = big ? &held_big : &held;
+	int ndrop = 0;
+
+	while (*used + bytes > (big ? BIG_BUDGET : BUDGET)) {
+		struct slot *v = NULL;
+
+		for (int i = 0; i < SLOTS; i++)
+			if (slots[i].used && slots[i].bytes &&
+			    slots[i].big == big &&
+			    (!v || slots[i].last < v->last))
+				v = &slots[i];
+		empty_locked(v, &drop[ndrop++]);
+	}
+	return ndrop;
+}
+
 /* Keep r (or the failure err) for raw; drops what it displaces. */
 static void
 keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
@@ -105,10 +139,11 @@ keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
 {
 	struct reader *drop[SLOTS + 1] = { 0 };
 	uint64_t bytes = r ? bytes_of(r) : 0;
-	int ndrop = 0;
+	bool big = bytes > BUDGET;
+	int ndrop;
 	struct slot *s;
 
-	if (bytes > BUDGET)
+	if (bytes > BIG_BUDGET)
 		return;
 	pthread_mutex_lock(&lock);
 	if (find_locked(raw, rawsz)) {
@@ -116,15 +151,7 @@ keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
 		pthread_mutex_unlock(&lock);
 		return;
 	}
-	while (held + bytes > BUDGET) {
-		struct slot *v = NULL;
-
-		for (int i = 0; i < SLOTS; i++)
-			if (slots[i].used && slots[i].bytes &&
-			    (!v || slots[i].last < v->last))
-				v = &slots[i];
-		empty_locked(v, &drop[ndrop++]);
-	}
+	ndrop = make_room_locked(big, bytes, drop);
 	s = victim_locked(&drop[ndrop++]);
 	memcpy(s->id, raw, rawsz);
 	s->used = true;
@@ -132,8 +159,9 @@ keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
 	s->err = err;
 	s->snapshots = r ? 0 : odb_generation(odb);
 	s->bytes = bytes;
+	s->big = big;
 	s->last = ++clock_;
-	held += bytes;
+	*(big ? &held_big : &held) += bytes;
 	pthread_mutex_unlock(&lock);
 	for (int i = 0; i < ndrop; i++)
 		if (drop[i])
@@ -141,11 +169,13 @@ keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
 }
 
 int
-readers_get(struct odb *odb, const unsigned char *raw, uint64_t off,
-    uint64_t end, struct reader **out)
+readers_get(struct odb *odb, const unsigned char *raw, uint64_t size,
+    uint64_t off, uint64_t end, struct reader **out)
 {
 	size_t rawsz = odb_repo(odb)->rawsz;
 	struct reader *r = NULL, *stale = NULL;
+	struct objinfo info;
+	bool gated = false;
 	struct slot *s;
 	int ret = 0;
 
@@ -160,8 +190,9 @@ readers_get(struct odb *odb, const unsigned char *raw, uint64_t off,
 		if (s->r && (s->err = reader_error(s->r)) < 0) {
 			stale = s->r;
 			s->r = NULL;
-			held -= s->bytes;
+			*(s->big ? &held_big : &held) -= s->bytes;
 			s->bytes = 0;
+			s->big = false;
 			s->snapshots = odb_generation(odb);
 		}
 		if (s->r) {
@@ -179,16 +210,41 @@ readers_get(struct odb *odb, const unsigned char *raw, uint64_t off,
 	if (*out || ret < 0)
 		return ret;
 
+	if (size == UINT64_MAX && odb_info(odb, raw, &info) == 0)
+		size = info.size;
+	if (size > BUDGET && size != UINT64_MAX) {
+		struct reader *drop[SLOTS] = { 0 };
+		int ndrop = 0;
+
+		pthread_mutex_lock(&big_gate);
+		gated = true;
+		pthread_mutex_lock(&lock);
+		if ((s = find_locked(raw, rawsz)) && s->r) {
+			/* The read we waited for rebuilt it. */
+			s->last = ++clock_;
+			*out = reader_ref(s->r);
+		} else {
+			ndrop = make_room_locked(true, size, drop);
+		}
+		pthread_mutex_unlock(&lock);
+		for (int i = 0; i < ndrop; i++)
+			reader_close(drop[i]);
+		if (*out)
+			goto out;
+	}
 	stats_add(STAT_REBUILDS, 1);
 	if ((ret = odb_reader_open(odb, raw, &r)) < 0) {
 		if (ret != -ENOMEM)
 			keep(odb, raw, rawsz, NULL, ret);
-		return ret;
+		goto out;
 	}
 	if (off > 0 || end < reader_info(r)->size)
 		keep(odb, raw, rawsz, r, 0);
 	*out = r;
-	return 0;
+out:
+	if (gated)
+		pthread_mutex_unlock(&big_gate);
+	return ret;
 }
 
 void
@@ -282,6 +338,6 @@ readers_clear(void)
 		reader_close(slots[i].r);
 		memset(&slots[i], 0, sizeof(slots[i]));
 	}
-	held = 0;
+	held = held_big = 0;
 	pthread_mutex_unlock(&lock);
 }

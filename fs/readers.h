@@ -23,11 +23,12 @@
 
 /*
  * A reader of the object raw with a reference for the caller, or its
- * negative error. [off, end) is what the caller reads: unless that is the
+ * negative error. size is the object's, or UINT64_MAX if the caller does
+ * not know it. [off, end) is what the caller reads: unless that is the
  * whole object, the reader is kept for the reads of the rest.
  */
-int readers_get(struct odb *odb, const unsigned char *raw, uint64_t off,
-    uint64_t end, struct reader **out);
+int readers_get(struct odb *odb, const unsigned char *raw, uint64_t size,
+    uint64_t off, uint64_t end, struct reader **out);
 
 /*
  * A read of r ended at byte end: have a thread inflate the bytes that

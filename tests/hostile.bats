@@ -424,6 +424,35 @@ bad_delta() {
 	one_log_line "$FORGED.pack" "offset $(sed -n '2s/.* //p' "$BATS_TEST_TMPDIR/forged.ids")"
 }
 
+@test "delta: a 112 MiB result of a tiny pack is rebuilt once, whoever reads it" {
+	# 64 KiB of zeros; a delta copying it 256 times (16 MiB); deltas on
+	# that copying 0xff0000 bytes 7 and 6 times, the second with one
+	# byte inserted: 112 and 96 MiB from a pack of a few hundred bytes.
+	# Each is rebuilt whole: a 128 KiB read must not rebuild it again.
+	local zeros a b
+	zeros=$(head -c 65536 /dev/zero | od -An -v -tx1 | tr -d ' \n')
+	forge <<-EOF
+	whole blob x:$zeros
+	ofs 0 x:80800480808008$(printf '80%.0s' $(seq 1 256))
+	ofs 1 x:808080088080e437$(printf 'c0ff%.0s' $(seq 1 7))
+	ofs 1 x:808080088180e82f$(printf 'c0ff%.0s' $(seq 1 6))0178
+	EOF
+	a=$(forged_id 2) b=$(forged_id 3)
+	[ "$(git -C "$REPO" cat-file -s "$a")" -eq $((7 * 0xff0000)) ]
+	[ "$(git -C "$REPO" cat-file -s "$b")" -eq $((6 * 0xff0000 + 1)) ]
+	mount_odbfs "$REPO" "$MNT"
+	# Four readers at once, in the kernel's 128 KiB pieces.
+	for _ in 1 2 3 4; do
+		timeout 120 dd if="$MNT/objects/$a" bs=128k status=none |
+			cmp - <(git -C "$REPO" cat-file blob "$a") &
+	done
+	for _ in 1 2 3 4; do wait -n; done
+	[ "$(stat_of "$MNT" rebuilds)" -eq 1 ]
+	timeout 120 cmp "$MNT/objects/$b" <(git -C "$REPO" cat-file blob "$b")
+	[ "$(stat_of "$MNT" rebuilds)" -eq 2 ]
+	still_serving "$P1_ID"
+}
+
 @test "delta: copy past the end of the base" {
 	bad_delta 0c05910a05	# 5 bytes from offset 10 of 12
 }
