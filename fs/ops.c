@@ -502,6 +502,14 @@ odbfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	size_t len = n->type == OBJ_NONE ? 0 : n->git_mode ? sizeof(all) :
 	    sizeof("user.git.type") + sizeof("user.git.id");
 
+	/*
+	 * The kernel answers ENODATA itself for a user.* attribute of
+	 * anything but a file or directory; listing them there had rsync -aX
+	 * fail on every symlink (exit 23).
+	 */
+	if (!S_ISREG(n->mode) && !S_ISDIR(n->mode))
+		len = 0;
+
 	if (size == 0)
 		fuse_reply_xattr(req, len);
 	else if (size < len)

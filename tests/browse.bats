@@ -287,6 +287,26 @@ check_archive() {
 		"$(getfattr --only-values -n user.git.mode "$t/flip")" ]
 }
 
+@test "rsync -aX copies a tree and refs/ with exit 0; symlinks list no user.git.*" {
+	mount_odbfs "$FIX" "$mnt"
+	head=$(in_fix rev-parse HEAD)
+	t=$mnt/commits/$head/tree
+	# Files and directories keep their attributes; symlinks list none.
+	[ -n "$(getfattr -d -m - "$t/README")" ]
+	[ -n "$(getfattr -d -m - "$t/a")" ]
+	[ -z "$(getfattr -h -d -m - "$t/link")" ]
+	[ -z "$(getfattr -h -d -m - "$mnt/refs/heads/main")" ]
+	copy=$BATS_TEST_TMPDIR/copy
+	mkdir -p "$copy"
+	rsync -aX "$t/" "$copy/tree/"
+	rsync -aX "$mnt/refs/" "$copy/refs/"
+	check_archive "$FIX" "$mnt" "$head"
+	diff -r --no-dereference "$copy/tree" "$BATS_TEST_TMPDIR/archive-$head"
+	[ "$(getfattr --only-values -n user.git.id "$copy/tree/README")" = \
+		"$(in_fix rev-parse HEAD:README)" ]
+	[ "$(readlink "$copy/refs/heads/main")" = "$(readlink "$mnt/refs/heads/main")" ]
+}
+
 @test "commits/<id>/tree equals git archive for HEAD and older commits" {
 	mount_odbfs "$FIX" "$mnt"
 	for c in HEAD HEAD~1 HEAD~8 HEAD~17 "$ROOT" "$MERGE" "$SIGNED"; do
