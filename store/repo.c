@@ -25,6 +25,12 @@
 int
 repo_read_file(const char *path, size_t max, char **out)
 {
+	return repo_read_whole(path, max, out, NULL);
+}
+
+int
+repo_read_whole(const char *path, size_t max, char **out, size_t *len)
+{
 	struct stat st;
 	char *buf;
 	ssize_t n;
@@ -56,8 +62,14 @@ repo_read_file(const char *path, size_t max, char **out)
 		if (have == cap) {
 			char *grown;
 
-			if (cap >= max)
+			if (cap >= max) {
+				char more;
+
+				/* Cut at max, or whole: -EFBIG if it was cut. */
+				if (len && read(fd, &more, 1) > 0)
+					ret = -EFBIG;
 				break;
+			}
 			cap = cap * 2 < max ? cap * 2 : max;
 			if (!(grown = realloc(buf, cap + 1))) {
 				ret = -ENOMEM;
@@ -81,6 +93,8 @@ repo_read_file(const char *path, size_t max, char **out)
 	}
 	buf[have] = '\0';
 	*out = buf;
+	if (len)
+		*len = have;
 	return 0;
 }
 
@@ -183,115 +197,228 @@ path_from_file(const char *dir, const char *file, const char *prefix,
  */
 typedef int config_fn(void *ctx, const char *key, const char *value);
 
-/*
- * The name in a section header, after its '[', into out: "section" or
- * "section.subsection". Returns what follows the ']', or NULL (and an
- * empty out) if the header is malformed.
- */
-static char *
-config_section(char *p, char *out, size_t size)
-{
-	size_t n = 0;
+/* A config file larger is refused: git reads any, we read it whole. */
+#define CONFIG_MAX (16 << 20)
 
-	for (; isalnum((unsigned char)*p) || *p == '-' || *p == '.'; p++)
-		if (n + 1 < size)
-			out[n++] = (char)tolower((unsigned char)*p);
-	if (n && isspace((unsigned char)*p)) {
-		while (isspace((unsigned char)*p))
-			p++;
-		if (*p++ != '"')
-			goto bad;
-		if (n + 1 < size)
-			out[n++] = '.';
-		for (; *p && *p != '"'; p++) {
-			if (*p == '\\' && p[1])
-				p++;
-			if (n + 1 < size)
-				out[n++] = *p;
-		}
-		if (*p++ != '"')
-			goto bad;
+/*
+ * A config file being parsed, as git's config.c reads it: "\r\n" reads as
+ * "\n", and the end as one more "\n" (eof set).
+ */
+struct config_src {
+	char *p, *end;
+	unsigned line;		/* of the last character read */
+	bool eof;
+};
+
+static int
+config_char(struct config_src *s)
+{
+	int c;
+
+	if (s->p == s->end) {
+		s->eof = true;
+		return '\n';
 	}
-	if (*p++ != ']' || n == 0)
-		goto bad;
-	out[n] = '\0';
-	return p;
-bad:
-	out[0] = '\0';
-	return NULL;
+	c = (unsigned char)*s->p++;
+	if (c == '\r' && s->p < s->end && *s->p == '\n')
+		c = (unsigned char)*s->p++;
+	if (c == '\n')
+		s->line++;
+	return c;
 }
 
-/* A value, unquoted in place: "..." pieces, \ escapes, no comment. */
-static char *
-config_value(char *s)
+static bool
+config_keychar(int c)
 {
-	char *start, *out, *end;
-	bool quoted = false;
+	return isalnum(c) || c == '-';
+}
 
-	while (isspace((unsigned char)*s))
-		s++;
-	start = out = end = s;
-	for (; *s; s++) {
-		char c = *s;
+/*
+ * The name in a section header, after its '[', into out: "section" or
+ * "section.subsection", the section in lower case (git's get_base_var()).
+ * Returns -1 if the header is malformed.
+ */
+static int
+config_section(struct config_src *s, char *out, size_t size)
+{
+	size_t n = 0;
+	int c;
 
+	for (;;) {
+		c = config_char(s);
+		if (c == '\n')
+			goto bad;
+		if (c == ']')
+			break;
+		if (isspace(c)) {
+			/* [section "subsection"], with \ quoting a character */
+			do
+				c = config_char(s);
+			while (c != '\n' && isspace(c));
+			if (c != '"')
+				goto bad;
+			if (n + 1 < size)
+				out[n++] = '.';
+			while ((c = config_char(s)) != '"') {
+				if (c == '\\')
+					c = config_char(s);
+				if (c == '\n')
+					goto bad;
+				if (n + 1 < size)
+					out[n++] = (char)c;
+			}
+			/* git counts the line ended here as the next one. */
+			if (config_char(s) != ']')
+				return -1;
+			break;
+		}
+		if (!config_keychar(c) && c != '.')
+			return -1;
+		if (n + 1 < size)
+			out[n++] = (char)tolower(c);
+	}
+	out[n] = '\0';
+	return n ? 0 : -1;
+bad:
+	/* A line cut short is bad on its own line, not the next one. */
+	s->line -= c == '\n' && !s->eof;
+	return -1;
+}
+
+/*
+ * A value, after its '=', unquoted into place (git's parse_value()):
+ * "..." pieces, the escapes \\ \" \n \t \b, a \ before the end of a line
+ * continuing it, comments and the blanks around it dropped. NULL if
+ * malformed.
+ */
+static char *
+config_value(struct config_src *s)
+{
+	char *start = s->p, *out = s->p;
+	bool quoted = false, comment = false;
+	size_t blanks = 0;
+	int c;
+
+	for (;;) {
+		c = config_char(s);
+		if (c == '\n') {
+			if (quoted) {
+				s->line -= !s->eof;
+				return NULL;
+			}
+			break;
+		}
+		if (comment)
+			continue;
+		if (isspace(c) && !quoted) {
+			blanks += out > start;
+			continue;
+		}
+		if (!quoted && (c == ';' || c == '#')) {
+			comment = true;
+			continue;
+		}
+		for (; blanks; blanks--)
+			*out++ = ' ';
+		if (c == '\\') {
+			switch (c = config_char(s)) {
+			case '\n':
+				if (s->eof)
+					goto end;
+				continue;
+			case 't':
+				c = '\t';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case '\\':
+			case '"':
+				break;
+			default:
+				return NULL;
+			}
+			*out++ = (char)c;
+			continue;
+		}
 		if (c == '"') {
 			quoted = !quoted;
 			continue;
 		}
-		if (!quoted && (c == '#' || c == ';'))
-			break;
-		if (c == '\\' && s[1]) {
-			c = *++s;
-			c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
-		} else if (!quoted && isspace((unsigned char)c)) {
-			*out++ = c;	/* kept if more follows */
-			continue;
-		}
-		*out++ = c;
-		end = out;
+		*out++ = (char)c;
 	}
-	*end = '\0';
+end:
+	/* Behind what was read: at most on the '\n' that ended it. */
+	*out = '\0';
 	return start;
 }
 
 /*
- * Hand each variable of the config text (changed in place) to fn, until
- * fn returns non-zero. A small reader of git-config(1)'s syntax: no
- * includes, no continued lines; lines it cannot read are skipped.
+ * Hand each variable of the config text (len bytes, changed in place) to
+ * fn, until fn returns non-zero: git-config(1)'s syntax as git's
+ * git_parse_source() reads it, but for includes. A line git would call bad
+ * fails the same way, -EINVAL with *line its number.
  */
 static int
-parse_config(char *text, config_fn *fn, void *ctx)
+parse_config(char *text, size_t len, config_fn *fn, void *ctx,
+    unsigned *line)
 {
-	char section[256] = "", key[512], *line, *save = NULL;
+	struct config_src s = { text, text + len, 1, false };
+	char section[256] = "", key[512];
+	bool comment = false;
 	int ret = 0;
 
-	for (line = strtok_r(text, "\n", &save); line && ret == 0;
-	    line = strtok_r(NULL, "\n", &save)) {
-		char *p = line, *name, *value = NULL;
-		int n;
+	/* A UTF-8 byte order mark, as git skips it. */
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
+		s.p += 3;
+	while (ret == 0) {
+		char *name, *value = NULL;
+		int c = config_char(&s), n;
 
-		while (isspace((unsigned char)*p))
-			p++;
-		if (*p == '[' && !(p = config_section(p + 1, section,
-		    sizeof(section))))
+		if (c == '\n') {
+			if (s.eof)
+				break;
+			comment = false;
 			continue;
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!section[0] || !isalpha((unsigned char)*p))
+		}
+		if (comment || isspace(c))
 			continue;
-		for (name = p; isalnum((unsigned char)*p) || *p == '-'; p++)
-			*p = (char)tolower((unsigned char)*p);
-		n = (int)(p - name);
-		while (isspace((unsigned char)*p))
-			p++;
-		if (*p == '=')
-			value = config_value(p + 1);
-		else if (*p && *p != '#' && *p != ';')
+		if (c == '#' || c == ';') {
+			comment = true;
 			continue;
-		snprintf(key, sizeof(key), "%s.%.*s", section, n, name);
+		}
+		if (c == '[') {
+			if (config_section(&s, section, sizeof(section)) < 0)
+				goto bad;
+			continue;
+		}
+		if (!isalpha(c))
+			goto bad;
+		name = s.p - 1;
+		*name = (char)tolower(c);
+		while (s.p < s.end && config_keychar((unsigned char)*s.p)) {
+			*s.p = (char)tolower((unsigned char)*s.p);
+			s.p++;
+		}
+		n = (int)(s.p - name);
+		do
+			c = config_char(&s);
+		while (c == ' ' || c == '\t');
+		if (c != '\n' && (c != '=' || !(value = config_value(&s))))
+			goto bad;
+		if (section[0])
+			snprintf(key, sizeof(key), "%s.%.*s", section, n, name);
+		else
+			snprintf(key, sizeof(key), "%.*s", n, name);
 		ret = fn(ctx, key, value);
 	}
 	return ret;
+bad:
+	*line = s.line;
+	return -EINVAL;
 }
 
 /*
@@ -437,6 +564,8 @@ read_format(struct repo *repo, const char **why)
 	struct format f = { .version = -1 };
 	const char *bad = NULL;
 	char *path, *text = NULL;
+	unsigned line = 0;
+	size_t len;
 	int ret;
 
 	repo->format = "sha1";
@@ -444,20 +573,25 @@ read_format(struct repo *repo, const char **why)
 	if (!(path = join(repo->commondir, "config")))
 		return -ENOMEM;
 	/* As git: no config is no extension; one it cannot read is fatal. */
-	if ((ret = repo_read_file(path, 1 << 20, &text)) < 0) {
-		if (ret != -ENOENT)
+	if ((ret = repo_read_whole(path, CONFIG_MAX, &text, &len)) < 0) {
+		if (ret == -EFBIG)
+			*why = because("%s: larger than %d MiB", path,
+			    CONFIG_MAX >> 20);
+		else if (ret != -ENOENT)
 			*why = unreadable(repo->commondir, "config", ret);
 		free(path);
 		return ret == -ENOENT ? 0 : ret;
 	}
 	f.path = path;
-	ret = parse_config(text, format_var, &f);
+	ret = parse_config(text, len, format_var, &f, &line);
 	free(text);
-	free(path);
 	if (ret < 0) {
-		*why = f.why;
+		*why = f.why ? f.why : because("bad config line %u in file %s",
+		    line, path);
+		free(path);
 		return ret;
 	}
+	free(path);
 	/* No version (or -1): git ignores the extensions, and so do we. */
 	if (f.version == -1)
 		return 0;

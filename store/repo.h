@@ -49,6 +49,12 @@ int repo_reload_objdirs(struct repo *repo);
 int repo_read_file(const char *path, size_t max, char **out);
 
 /*
+ * The same, for a file to read whole or not at all: -EFBIG if it holds
+ * more than max bytes. *len is its length, NULs and all.
+ */
+int repo_read_whole(const char *path, size_t max, char **out, size_t *len);
+
+/*
  * If path (HEAD) is a symlink, the ref it names in buf, as git reads it:
  * 0 for a target in refs/, -ENOENT for any other target; -EINVAL when
  * path is not a symlink.

@@ -233,6 +233,37 @@ both_refuse() {
 		"invalid value for 'extensions.objectformat': 'SHA256'"
 }
 
+@test "config: a line git calls bad is refused with git's words; what git reads, odbfs reads" {
+	local cfg=$GITDIR/config
+	# Each of these makes git refuse the repository: a newline inside
+	# quotes, an unknown escape, a name that is not one, a bad header, a
+	# subsection cut by a newline. The line numbers are git's.
+	for text in '[core]\nx = "a\nb"\n' '[core]\n\nx = a\\q\n' \
+	    '[core]\n-x = 1\n' '[co re]\nx = 1\n' '[core]\nx y\n' \
+	    'x\n[core "a\\\n"]\n' '[core]\n\trepositoryformatversion = 0 # c\n[]\n'; do
+		printf "$text" >"$cfg"
+		run -128 git -C "$REPO" rev-parse --git-dir
+		[[ $output =~ (bad config line [0-9]+) ]]
+		refused_with "${BASH_REMATCH[1]} in file $cfg"
+	done
+	# What git reads past a byte order mark, a continued line, quotes
+	# and CRLF, odbfs reads too: here an extension git does not know.
+	for text in '\xef\xbb\xbf[core]\nrepositoryformatversion = 1\n[extensions]\nfoo\n' \
+	    '[core]\r\nrepositoryformatversion = \\\r\n1\r\n[extensions]\r\nfoo = "x" ; c\r\n' \
+	    '[core]\nrepositoryformatversion = "1" # c\n[Extensions]\n  Foo\n'; do
+		printf "$text" >"$cfg"
+		both_refuse "unknown repository extension found:" \
+			"unknown repository extension found: foo"
+	done
+	# More than 16 MiB is refused, not cut: what follows might matter.
+	{
+		printf '[core]\n'
+		head -c $((17 << 20)) /dev/zero | tr '\0' '#'
+		printf '\n[core]\nrepositoryformatversion = 1\n[extensions]\nfoo\n'
+	} >"$cfg"
+	refused_with "$cfg: larger than 16 MiB"
+}
+
 @test "extensions: reftable is refused, for now, with a reason" {
 	set_format 1 refStorage reftable
 	refused_with "extensions.refStorage=reftable is not supported"
