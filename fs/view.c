@@ -202,7 +202,63 @@ cmp_by_name(const void *a, const void *b, void *arg)
 	size_t n = x->namelen < y->namelen ? x->namelen : y->namelen;
 	int c = memcmp(x->name, y->name, n);
 
-	return c ? c : (x->namelen > y->namelen) - (x->namelen < y->namelen);
+	if (!c)
+		c = (x->namelen > y->namelen) - (x->namelen < y->namelen);
+	/* The same name twice: the first in the tree first. */
+	return c ? c : (x > y) - (x < y);
+}
+
+static bool
+same_name(const struct tree_entry *x, const struct tree_entry *y)
+{
+	return x->namelen == y->namelen && !memcmp(x->name, y->name,
+	    x->namelen);
+}
+
+/*
+ * Sort t's entries by name into by_name; of a name given twice (git fsck's
+ * duplicateEntries) keep the first, and drop the others from t. Returns
+ * how many were dropped, the first at *off in buf.
+ */
+static size_t
+sort_by_name(struct tree *t, size_t *by_name, const unsigned char *buf,
+    size_t *off)
+{
+	size_t dups = 0, kept = 0;
+	bool *drop = NULL;
+
+	for (size_t i = 0; i < t->n; i++)
+		by_name[i] = i;
+	qsort_r(by_name, t->n, sizeof(size_t), cmp_by_name, t);
+	for (size_t k = 1; k < t->n; k++) {
+		const struct tree_entry *e = &t->entries[by_name[k]];
+
+		if (!same_name(e, &t->entries[by_name[k - 1]]))
+			continue;
+		if (!drop && !(drop = calloc(t->n, sizeof(*drop))))
+			return 0;	/* shown twice, as before */
+		drop[by_name[k]] = true;
+		dups++;
+	}
+	if (!dups)
+		return 0;
+	*off = SIZE_MAX;
+	for (size_t i = 0; i < t->n; i++) {
+		if (drop[i]) {
+			size_t at = (size_t)((const unsigned char *)
+			    t->entries[i].name - buf);
+
+			*off = at < *off ? at : *off;
+			continue;
+		}
+		t->entries[kept++] = t->entries[i];
+	}
+	t->n = kept;
+	free(drop);
+	for (size_t i = 0; i < t->n; i++)
+		by_name[i] = i;
+	qsort_r(by_name, t->n, sizeof(size_t), cmp_by_name, t);
+	return dups;
 }
 
 /* A tree as a directory at path; time is its commit's, or 0. */
@@ -211,6 +267,7 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
     int64_t time, struct node **out)
 {
 	char hex[OID_HEXSZ_MAX + 1];
+	size_t dups, dup_off = 0;
 	struct objinfo info;
 	struct node_ext *x;
 	struct node *n;
@@ -241,12 +298,16 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 		node_free(n);
 		return ret;
 	}
-	for (size_t i = 0; i < x->tree.n; i++)
-		x->by_name[i] = i;
-	qsort_r(x->by_name, x->tree.n, sizeof(size_t), cmp_by_name, &x->tree);
+	if ((dups = sort_by_name(&x->tree, x->by_name, x->buf, &dup_off)))
+		log_msg(LOGL_WARN, "tree %s: %zu %s with a name used before "
+		    "%s not shown (the first at offset %zu)", hex, dups,
+		    dups > 1 ? "entries" : "entry", dups > 1 ? "are" : "is",
+		    dup_off);
 	if (x->tree.dropped)
-		log_msg(LOGL_WARN, "tree %s: %zu entries with names no "
-		    "directory can hold are not shown", hex, x->tree.dropped);
+		log_msg(LOGL_WARN, "tree %s: %zu %s with names no directory "
+		    "can hold %s not shown (the first at offset %zu)", hex,
+		    x->tree.dropped, x->tree.dropped > 1 ? "entries" : "entry",
+		    x->tree.dropped > 1 ? "are" : "is", x->tree.drop_off);
 	if (x->tree.truncated)
 		log_corrupt("tree %s: entry at offset %zu is cut short", hex,
 		    x->tree.bad_off);

@@ -11,7 +11,7 @@
 bool
 tree_name_ok(const char *name, size_t len)
 {
-	if (len == 0 || (len == 1 && name[0] == '.') ||
+	if (len == 0 || len > TREE_NAME_MAX || (len == 1 && name[0] == '.') ||
 	    (len == 2 && name[0] == '.' && name[1] == '.'))
 		return false;
 	return memchr(name, '/', len) == NULL;
@@ -68,7 +68,9 @@ tree_parse(struct tree *t, const unsigned char *buf, size_t len, size_t rawsz)
 		e.id = nul + 1;
 		p = nul + 1 + rawsz;
 		if (!tree_name_ok(e.name, e.namelen)) {
-			t->dropped++;
+			if (!t->dropped++)
+				t->drop_off = (size_t)((const unsigned char *)
+				    e.name - buf);
 			continue;
 		}
 		if (t->n == alloc) {

@@ -30,19 +30,24 @@ struct tree {
 	struct tree_entry *entries;	/* malloc'd; in the tree's order */
 	size_t n;
 	size_t dropped;		/* entries with names no file system allows */
+	size_t drop_off;	/* where the first such name starts */
 	bool truncated;		/* the tree is corrupt after entries[n - 1] */
 	size_t bad_off;		/* where, when truncated */
 };
 
 /*
  * Parse the tree in buf (which must outlive *t). Entries whose names are
- * empty, "." or "..", or hold a '/' are dropped and counted; parsing stops
+ * empty, "." or "..", longer than TREE_NAME_MAX or hold a '/' are dropped
+ * and counted; parsing stops
  * at the first entry that is cut short, with t->truncated set. Entries
  * with a mode git never writes keep mode 0. Free with tree_release().
  */
 int tree_parse(struct tree *t, const unsigned char *buf, size_t len,
     size_t rawsz);
 void tree_release(struct tree *t);
+
+/* The longest name a Linux directory can hold (NAME_MAX). */
+#define TREE_NAME_MAX 255
 
 /* Is name (len bytes, no NUL inside) one a directory can hold? */
 bool tree_name_ok(const char *name, size_t len);

@@ -693,6 +693,36 @@ tree_entry() {
 	kill -0 "$ODBFS_PID"
 }
 
+@test "names over 255 bytes and a name given twice: left out, one log line each, the rest listed" {
+	h=$BATS_TEST_TMPDIR/hostile
+	git init -q "$h"
+	blob=$(echo ok | git -C "$h" hash-object -w --stdin)
+	sub=$(printf '100644 blob %s\tinside\n' "$blob" | git -C "$h" mktree)
+	n255=$(printf 'A%.0s' $(seq 1 255)) n256=$(printf 'B%.0s' $(seq 1 256))
+	n5000=$(printf 'C%.0s' $(seq 1 5000))
+	{
+		tree_entry 100644 "$n255" "$blob"
+		tree_entry 100644 "$n256" "$blob"
+		tree_entry 100644 "$n5000" "$blob"
+		tree_entry 100644 dup "$blob"
+		tree_entry 40000 dup "$sub"
+		tree_entry 100644 zz "$blob"
+	} >"$BATS_TEST_TMPDIR/tree"
+	t=$(git -C "$h" hash-object -t tree --literally -w "$BATS_TEST_TMPDIR/tree")
+	mount_odbfs "$h" "$mnt"
+	d=$mnt/trees/$t
+	# Every tool sees the same three names; the first "dup" is the one.
+	[ "$(python3 -c 'import os, sys; print(" ".join(sorted(os.listdir(sys.argv[1]))))' "$d")" = "$n255 dup zz" ]
+	[ "$(find "$d" -mindepth 1 -printf '%P\n' | LC_ALL=C sort | tr '\n' ' ')" = "$n255 dup zz " ]
+	[ "$(cat "$d/dup")" = ok ]
+	[ "$(cat "$d/$n255")" = ok ]
+	tar -C "$d" -cf - . | tar -tf - >/dev/null
+	[ "$(grep -c "tree $t: 2 entries with names no directory can hold are not shown (the first at offset $((283 + 7)))" "$mnt.log")" -eq 1 ]
+	[ "$(grep -c "tree $t: 1 entry with a name used before is not shown (the first at offset $((283 + 284 + 5028 + 31 + 6)))" "$mnt.log")" -eq 1 ]
+	# Offsets are where the names start: entries are "MODE NAME\0ID".
+	[ "$(wc -l <"$mnt.log")" -eq 2 ]
+}
+
 @test "a tree entry of the wrong type is EIO for that entry only" {
 	h=$BATS_TEST_TMPDIR/hostile
 	git init -q "$h"

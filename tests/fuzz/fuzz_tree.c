@@ -20,7 +20,7 @@
 static bool
 ref_name_ok(const char *name, size_t len)
 {
-	if (len == 0 || (len == 1 && !memcmp(name, ".", 1)) ||
+	if (len == 0 || len > 255 || (len == 1 && !memcmp(name, ".", 1)) ||
 	    (len == 2 && !memcmp(name, "..", 2)))
 		return false;
 	for (size_t i = 0; i < len; i++)
