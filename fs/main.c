@@ -302,14 +302,19 @@ open_repo(const struct config *c, struct owner *o, struct odb **odb)
 	return 0;
 }
 
-/* Mount options every odbfs mount has: read-only, named for its repo. */
+/*
+ * Mount options every odbfs mount has: read-only, named for its repo.
+ * The name is in /proc/mounts for every user to read: with nometa (repo
+ * NULL) it is "odbfs" alone.
+ */
 static int
 add_mount_opts(struct fuse_args *args, const char *repo)
 {
 	char *opts = NULL, *fsname;
 	int ret;
 
-	if (asprintf(&fsname, "fsname=odbfs:%s", repo) < 0)
+	if (asprintf(&fsname, "fsname=odbfs%s%s", repo ? ":" : "",
+	    repo ? repo : "") < 0)
 		return -1;
 	ret = fuse_opt_add_opt_escaped(&opts, fsname) ||
 	    fuse_opt_add_opt(&opts, "ro,default_permissions,subtype=odbfs");
@@ -398,7 +403,8 @@ main(int argc, char **argv)
 	for (unsigned b = 0; b < 256; b++)
 		fs.prefixes[b] = odb_has_prefix(fs.odb, b);
 
-	if (add_mount_opts(&args, odb_repo(fs.odb)->gitdir) != 0)
+	if (add_mount_opts(&args, conf.nometa ? NULL :
+	    odb_repo(fs.odb)->gitdir) != 0)
 		goto out;
 	se = fuse_session_new(&args, &odbfs_ops, sizeof(odbfs_ops), &fs);
 	if (!se)

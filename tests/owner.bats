@@ -281,6 +281,19 @@ fails_to_mount() {
 	check_mount_objects "$BASE/repo" "$MNT"
 }
 
+@test "-o nometa: /proc/mounts names no repository, only odbfs" {
+	small_repo "$BASE/repo" rooted
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other,nometa
+	# Every user reads /proc/mounts; the source field is the fsname.
+	[ "$(run_as "$USER2" awk -v m="$MNT" '$2 == m { print $1, $3 }' /proc/mounts)" = "odbfs fuse.odbfs" ]
+	! grep -F "$BASE/repo" /proc/mounts
+	! grep -F "$BASE/repo" /proc/self/mountinfo
+	unmount_odbfs "$MNT"
+	# Without nometa the repository is still named, for the admin.
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other
+	grep -qF "odbfs:$BASE/repo/.git $MNT " /proc/mounts
+}
+
 @test "-o owner=USER reads as USER; an unknown user fails" {
 	small_repo "$BASE/repo" rooted
 	mount_odbfs "$BASE/repo" "$MNT" -o allow_other,owner="$USER2"
