@@ -16,7 +16,22 @@
 
 #include "owner.h"
 
-/* Name o after its uid: a login name, else the number. */
+/* The group of no one: nogroup (Debian), nobody (Red Hat), or 65534. */
+static gid_t
+no_group(void)
+{
+	struct group *gr = getgrnam("nogroup");
+
+	if (!gr)
+		gr = getgrnam("nobody");
+	return gr ? gr->gr_gid : 65534;
+}
+
+/*
+ * Name o after its uid: a login name, else the number. A uid the user
+ * database does not know keeps the group of the entry it owns, unless
+ * that is root's group: a user who is not root is never read as with it.
+ */
 static void
 set_name(struct owner *o)
 {
@@ -27,6 +42,8 @@ set_name(struct owner *o)
 		o->gid = pw->pw_gid;
 		snprintf(o->name, sizeof(o->name), "%s", pw->pw_name);
 	} else {
+		if (o->gid == 0)
+			o->gid = no_group();
 		snprintf(o->name, sizeof(o->name), "%u", (unsigned)o->uid);
 	}
 }
@@ -150,12 +167,16 @@ become(uid_t uid, gid_t gid)
 	return 0;
 }
 
-/* Groups first, while the effective uid is still root's. */
+/*
+ * Groups first, while the effective uid is still root's: the user's from
+ * the group database, or none at all for a uid it does not know (root's
+ * supplementary groups must not stay).
+ */
 int
 owner_take(struct owner *o)
 {
 	int ret = o->has_pw ? initgroups(o->name, o->gid) :
-	    setgroups(1, &o->gid);
+	    setgroups(0, NULL);
 
 	if (ret < 0)
 		return -errno;

@@ -18,9 +18,11 @@
 
 struct owner {
 	uid_t uid;
-	gid_t gid;		/* the primary group, else the entry's group */
+	gid_t gid;		/* the primary group, else the entry's group
+				 * (nogroup for root's group) */
 	char name[64];		/* a login name, else the number */
-	bool has_pw;		/* in the user database: initgroups() */
+	bool has_pw;		/* in the user database: initgroups();
+				 * else no supplementary group */
 	bool taken;		/* owner_take() succeeded */
 };
 

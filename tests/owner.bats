@@ -319,3 +319,43 @@ fails_to_mount() {
 	fails_to_mount "$BASE/repo"
 	[ "$output" = "odbfs: $BASE/repo: owned by two users, $USER1 and $USER2: choose one with -o owner=USER" ]
 }
+
+# groups_of PID: the supplementary groups, space separated.
+groups_of() {
+	awk '$1 == "Groups:" { $1 = ""; print substr($0, 2) }' "/proc/$1/status"
+}
+
+# unknown_uid: a uid that the user database does not know.
+unknown_uid() {
+	local uid=4242
+	while getent passwd "$uid" >/dev/null; do
+		uid=$((uid + 1))
+	done
+	echo "$uid"
+}
+
+@test "an owner with no passwd entry and group root: read with nogroup, no other group" {
+	uid=$(unknown_uid)
+	nogroup=$(getent group nogroup | cut -d: -f3)
+	[ -n "$nogroup" ] || nogroup=65534
+	small_repo "$BASE/repo" nobody
+	chown -R "$uid:0" "$BASE/repo"
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other
+	cat "$MNT.log"
+	[ "$(ids_of "$ODBFS_PID" Uid)" = "0 $uid 0 $uid" ]
+	[ "$(ids_of "$ODBFS_PID" Gid)" = "0 $nogroup 0 $nogroup" ]
+	[ -z "$(groups_of "$ODBFS_PID")" ]
+	[ "$(stat -c %u:%g "$MNT/objects")" = "$uid:$nogroup" ]
+	check_mount_objects "$BASE/repo" "$MNT"
+}
+
+@test "an owner with no passwd entry reads with the group of its entry, no other group" {
+	uid=$(unknown_uid)
+	small_repo "$BASE/repo" nobody
+	chown -R "$uid:$uid" "$BASE/repo"
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other
+	[ "$(ids_of "$ODBFS_PID" Uid)" = "0 $uid 0 $uid" ]
+	[ "$(ids_of "$ODBFS_PID" Gid)" = "0 $uid 0 $uid" ]
+	[ -z "$(groups_of "$ODBFS_PID")" ]
+	grep -q "reading as user $uid, its owner" "$MNT.log"
+}
