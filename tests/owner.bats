@@ -387,6 +387,17 @@ user_link() {
 	[ "$output" = "odbfs: $BASE/wt: $BASE/wt/.git names $BASE/home/link/repo/.git: Permission denied (reading as user $USER1, owner of $BASE/home)" ]
 }
 
+@test "a root-owned .git symlink that goes through a user's symlink to root's: refused" {
+	vid=$(vault_repo "$BASE/vault")
+	user_link link "$BASE/vault"
+	mkdir "$BASE/wt"
+	ln -s "$BASE/home/link/repo/.git" "$BASE/wt/.git"
+	git -C "$BASE/wt" cat-file -e "$vid"
+
+	fails_to_mount "$BASE/wt" -o allow_other
+	[ "$output" = "odbfs: $BASE/wt: $BASE/wt/.git: Permission denied (reading as user $USER1, owner of $BASE/home)" ]
+}
+
 @test "a root-owned commondir file that goes through a user's symlink to root's: refused" {
 	vid=$(vault_repo "$BASE/vault")
 	user_link link "$BASE/vault"
