@@ -9,7 +9,9 @@
  * Started by root, the daemon opens and reads the repository as its owner
  * (owner.c) and is root again only around mount(2) and umount(2):
  *
- *   choose_owner()   the repository's owner, or -o owner=USER
+ *   choose_owner()   the repository's owner, or -o owner=USER; as
+ *                    root, every entry the paths go through is looked
+ *                    at before anything they name is read
  *   owner_take()     before odb_open(): alternates, gitdir: and a
  *                    symlinked objects/ resolve with the owner's rights
  *   owner_root()     fuse_session_mount(), then owner_resume()
@@ -229,7 +231,8 @@ take(struct owner *o)
 /*
  * The identity REPO is read with, taken: the daemon's own when it is not
  * root (owner= may only name that); else -o owner=USER, or the owner of
- * REPO and of its .git. -1 after a message.
+ * REPO and of its .git, or of what they lead through (owner_of_repo()).
+ * -1 after a message.
  */
 static int
 choose_owner(const struct config *c, struct owner *o)
@@ -256,60 +259,56 @@ choose_owner(const struct config *c, struct owner *o)
 	return take(o);
 }
 
+/* ", its owner" or ", owner of ENTRY" when o was found, "" when named. */
+static const char *
+whose(const struct config *c, const struct owner *o)
+{
+	static char buf[PATH_MAX + 16];
+
+	if (c->owner)
+		return "";
+	if (!o->entry[0])
+		return ", its owner";
+	snprintf(buf, sizeof(buf), ", owner of %s", o->entry);
+	return buf;
+}
+
 /*
- * Open REPO as o. When root found no other owner at REPO and its .git,
- * the git and common directories named by a .git or commondir file may
- * still be a user's: then open again as that user, so that what the
- * user's files name is read with the user's rights. -1 after a message.
+ * Open REPO as o, who was chosen before anything REPO names was read.
+ * -1 after a message.
  */
 static int
-open_repo(const struct config *c, struct owner *o, struct odb **odb)
+open_repo(const struct config *c, const struct owner *o, struct odb **odb)
 {
-	const char *why, *dirs[2];
-	struct owner next;
-	int ret;
+	const char *why;
 
-	for (;;) {
-		if (odb_open(c->repo, odb, &why) < 0) {
-			if (o->taken)
-				fprintf(stderr, "odbfs: %s: %s (reading as user "
-				    "%s%s)\n", c->repo, why, o->name, c->owner ?
-				    "" : ", its owner");
-			else
-				fprintf(stderr, "odbfs: %s: %s\n", c->repo, why);
-			return -1;
-		}
-		if (o->uid != 0 || c->owner || geteuid() != 0)
-			break;
-		dirs[0] = odb_repo(*odb)->gitdir;
-		dirs[1] = odb_repo(*odb)->commondir;
-		ret = owner_of_dirs(dirs, 2, &next, &why);
-		if (ret == 0 && next.uid == 0)
-			break;
-		odb_close(*odb);
-		*odb = NULL;
-		if (ret < 0) {
+	if (odb_open(c->repo, odb, &why) < 0) {
+		if (o->taken)
+			fprintf(stderr, "odbfs: %s: %s (reading as user %s%s)\n",
+			    c->repo, why, o->name, whose(c, o));
+		else
 			fprintf(stderr, "odbfs: %s: %s\n", c->repo, why);
-			return -1;
-		}
-		*o = next;
-		if (take(o) < 0)
-			return -1;
+		return -1;
 	}
 	if (o->taken)
 		log_msg(LOGL_INFO, "%s: reading as user %s%s", c->repo, o->name,
-		    c->owner ? "" : ", its owner");
+		    whose(c, o));
 	return 0;
 }
 
-/* Mount options every odbfs mount has: read-only, named for its repo. */
+/*
+ * Mount options every odbfs mount has: read-only, named for its repo.
+ * The name is in /proc/mounts for every user to read: with nometa (repo
+ * NULL) it is "odbfs" alone.
+ */
 static int
 add_mount_opts(struct fuse_args *args, const char *repo)
 {
 	char *opts = NULL, *fsname;
 	int ret;
 
-	if (asprintf(&fsname, "fsname=odbfs:%s", repo) < 0)
+	if (asprintf(&fsname, "fsname=odbfs%s%s", repo ? ":" : "",
+	    repo ? repo : "") < 0)
 		return -1;
 	ret = fuse_opt_add_opt_escaped(&opts, fsname) ||
 	    fuse_opt_add_opt(&opts, "ro,default_permissions,subtype=odbfs");
@@ -398,7 +397,8 @@ main(int argc, char **argv)
 	for (unsigned b = 0; b < 256; b++)
 		fs.prefixes[b] = odb_has_prefix(fs.odb, b);
 
-	if (add_mount_opts(&args, odb_repo(fs.odb)->gitdir) != 0)
+	if (add_mount_opts(&args, conf.nometa ? NULL :
+	    odb_repo(fs.odb)->gitdir) != 0)
 		goto out;
 	se = fuse_session_new(&args, &odbfs_ops, sizeof(odbfs_ops), &fs);
 	if (!se)

@@ -15,8 +15,24 @@
 #include <unistd.h>
 
 #include "owner.h"
+#include "repo.h"
 
-/* Name o after its uid: a login name, else the number. */
+/* The group of no one: nogroup (Debian), nobody (Red Hat), or 65534. */
+static gid_t
+no_group(void)
+{
+	struct group *gr = getgrnam("nogroup");
+
+	if (!gr)
+		gr = getgrnam("nobody");
+	return gr ? gr->gr_gid : 65534;
+}
+
+/*
+ * Name o after its uid: a login name, else the number. A uid the user
+ * database does not know keeps the group of the entry it owns, unless
+ * that is root's group: a user who is not root is never read as with it.
+ */
 static void
 set_name(struct owner *o)
 {
@@ -27,6 +43,8 @@ set_name(struct owner *o)
 		o->gid = pw->pw_gid;
 		snprintf(o->name, sizeof(o->name), "%s", pw->pw_name);
 	} else {
+		if (o->gid == 0)
+			o->gid = no_group();
 		snprintf(o->name, sizeof(o->name), "%u", (unsigned)o->uid);
 	}
 }
@@ -81,6 +99,142 @@ finish(struct owner *o, int ret, uid_t other, const char **why)
 	return ret;
 }
 
+/*
+ * What root finds on its way through a repository it would read: the
+ * first entry another user owns, or the first one that others than root
+ * may change (who in changer).
+ */
+struct tally {
+	struct owner *o;
+	bool found;		/* o is the owner of o->entry */
+	char changeable[PATH_MAX];
+	char changer[64];	/* "group devs", "every user" */
+};
+
+/* Note path as changeable by the group or everyone, if it is the first. */
+static void
+note_changeable(struct tally *t, const char *path, const struct stat *st)
+{
+	struct group *gr;
+
+	if (t->changeable[0])
+		return;
+	snprintf(t->changeable, sizeof(t->changeable), "%s", path);
+	if (st->st_mode & S_IWOTH) {
+		snprintf(t->changer, sizeof(t->changer), "every user");
+	} else if ((gr = getgrgid(st->st_gid))) {
+		snprintf(t->changer, sizeof(t->changer), "group %s",
+		    gr->gr_name);
+	} else {
+		snprintf(t->changer, sizeof(t->changer), "group %u",
+		    (unsigned)st->st_gid);
+	}
+}
+
+/*
+ * An entry a path goes through: another user's is the owner, and stops
+ * the walk before root reads anything that user controls. A directory
+ * the group or others may write, unless sticky, lets them put another
+ * entry in the place of the next one.
+ */
+static int
+see(void *ctx, const char *path, const struct stat *st)
+{
+	struct tally *t = ctx;
+
+	if (st->st_uid != 0) {
+		t->o->uid = st->st_uid;
+		t->o->gid = st->st_gid;
+		snprintf(t->o->entry, sizeof(t->o->entry), "%s", path);
+		t->found = true;
+		return -EPERM;
+	}
+	if (S_ISDIR(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(st->st_mode & S_ISVTX))
+		note_changeable(t, path, st);
+	return 0;
+}
+
+/*
+ * A directory or file that says what is read (a git, common or object
+ * directory, alternates): a sticky bit does not keep others from adding
+ * an alternate, a pack or a loose object, which may be a symbolic link
+ * to anything root reads. rel is resolved from dir through see() first.
+ */
+static int
+see_strictly(struct tally *t, const char *dir, const char *rel)
+{
+	struct stat st;
+	char *real;
+	int ret;
+
+	if ((ret = repo_walk(dir, rel, see, t, &real)) < 0)
+		return t->found ? ret : 0;
+	if (stat(real, &st) == 0 && (ret = see(t, real, &st)) == 0 &&
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		note_changeable(t, real, &st);
+	free(real);
+	return ret;
+}
+
+/*
+ * The directories and files whose owner or mode root must check before
+ * it reads commondir's objects: objects/ itself, info/, the alternates,
+ * pack/ and the fan-out directories of loose objects.
+ */
+static int
+see_objects(struct tally *t, const char *commondir)
+{
+	static const char *const rels[] = { "objects", "objects/info",
+	    "objects/info/alternates", "objects/pack" };
+	char fanout[16];
+	int ret = 0;
+
+	for (size_t i = 0; i < sizeof(rels) / sizeof(*rels) && ret == 0; i++)
+		ret = see_strictly(t, commondir, rels[i]);
+	for (unsigned b = 0; b < 256 && ret == 0; b++) {
+		snprintf(fanout, sizeof(fanout), "objects/%02x", b);
+		ret = see_strictly(t, commondir, fanout);
+	}
+	return ret;
+}
+
+/*
+ * Root owns path and path/.git: look at everything else root would
+ * read through, as root, stopping at the first entry of another user.
+ * A repository that cannot be found is left to odb_open() to report.
+ */
+static int
+look_further(const char *path, struct owner *o, const char **why)
+{
+	static _Thread_local char msg[PATH_MAX + 256];
+	struct tally t = { .o = o };
+	char *real, *gitdir, *commondir;
+	const char *ignored;
+	struct stat st;
+
+	if ((real = realpath(path, NULL))) {
+		if (stat(real, &st) == 0)
+			see(&t, real, &st);
+		free(real);
+	}
+	if (repo_locate(path, see, &t, &gitdir, &commondir, &ignored) == 0) {
+		if (see_strictly(&t, gitdir, ".") == 0 &&
+		    see_strictly(&t, commondir, ".") == 0)
+			see_objects(&t, commondir);
+		free(gitdir);
+		free(commondir);
+	}
+	if (t.found || !t.changeable[0])
+		return 0;
+	*o = (struct owner){ 0 };
+	snprintf(msg, sizeof(msg), "%s is writable by %s, so root does not "
+	    "read it: choose a user with -o owner=USER", t.changeable,
+	    t.changer);
+	*why = msg;
+	return -EPERM;
+}
+
 int
 owner_of_repo(const char *path, struct owner *out, const char **why)
 {
@@ -97,19 +251,9 @@ owner_of_repo(const char *path, struct owner *out, const char **why)
 	if (ret == 0)
 		ret = consider_path(dotgit, out, &other);
 	free(dotgit);
-	return finish(out, ret, other, why);
-}
-
-int
-owner_of_dirs(const char *const *dirs, size_t n, struct owner *out,
-    const char **why)
-{
-	uid_t other = 0;
-	int ret = 0;
-
-	*out = (struct owner){ 0 };
-	for (size_t i = 0; i < n && ret == 0; i++)
-		ret = consider_path(dirs[i], out, &other);
+	if (ret == 0 && out->uid == 0 && (ret = look_further(path, out,
+	    why)) < 0)
+		return ret;
 	return finish(out, ret, other, why);
 }
 
@@ -150,12 +294,16 @@ become(uid_t uid, gid_t gid)
 	return 0;
 }
 
-/* Groups first, while the effective uid is still root's. */
+/*
+ * Groups first, while the effective uid is still root's: the user's from
+ * the group database, or none at all for a uid it does not know (root's
+ * supplementary groups must not stay).
+ */
 int
 owner_take(struct owner *o)
 {
 	int ret = o->has_pw ? initgroups(o->name, o->gid) :
-	    setgroups(1, &o->gid);
+	    setgroups(0, NULL);
 
 	if (ret < 0)
 		return -errno;

@@ -2,7 +2,10 @@
  * repo: repository discovery. Called once when the daemon or a tool opens a
  * repository, and again by the watcher when alternates change. Reads a few
  * small files (.git, commondir, config, alternates); nothing here is on a
- * lookup path.
+ * lookup path. The paths .git and commondir files hold are resolved one
+ * entry at a time (repo_walk()), so that the daemon's side that decides
+ * whose rights a repository is read with (fs/owner.c) sees every link and
+ * directory on the way, through repo_locate(), before anything is read.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -160,34 +163,132 @@ chomp(char *s)
 		s[--n] = '\0';
 }
 
+int
+repo_walk(const char *dir, const char *path, repo_entry_fn *fn, void *ctx,
+    char **real)
+{
+	char cur[PATH_MAX], next[PATH_MAX], target[PATH_MAX], *rest, *p;
+	size_t len = 0;
+	unsigned links = 0;
+	int ret = 0;
+
+	*real = NULL;
+	if (path[0] != '/') {
+		if ((len = strlen(dir)) >= sizeof(cur))
+			return -ENAMETOOLONG;
+		memcpy(cur, dir, len);
+	}
+	/* cur has no trailing '/': the root is "". */
+	while (len && cur[len - 1] == '/')
+		len--;
+	cur[len] = '\0';
+	if (!(rest = strdup(path)))
+		return -ENOMEM;
+	for (p = rest; ret == 0;) {
+		struct stat st;
+		const char *name;
+		size_t n;
+		ssize_t got;
+		char *grown;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		name = p;
+		n = strcspn(p, "/");
+		p += n;
+		if (n == 1 && name[0] == '.')
+			continue;
+		if (n == 2 && name[0] == '.' && name[1] == '.') {
+			/* cur is real: its parent is the lexical one. */
+			while (len && cur[len - 1] != '/')
+				len--;
+			if (len)
+				len--;
+			cur[len] = '\0';
+			continue;
+		}
+		if (len + 1 + n >= sizeof(next)) {
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		memcpy(next, cur, len);
+		next[len] = '/';
+		memcpy(next + len + 1, name, n);
+		next[len + 1 + n] = '\0';
+		if (lstat(next, &st) < 0) {
+			ret = -errno;
+			break;
+		}
+		if (fn && (ret = fn(ctx, next, &st)) != 0)
+			break;
+		if (S_ISLNK(st.st_mode)) {
+			if (++links > REPO_MAX_LINKS) {
+				ret = -ELOOP;
+				break;
+			}
+			got = readlink(next, target, sizeof(target));
+			if (got < 0 || (size_t)got == sizeof(target)) {
+				ret = got < 0 ? -errno : -ENAMETOOLONG;
+				break;
+			}
+			target[got] = '\0';
+			/* The target's components, then what followed. */
+			if (asprintf(&grown, "%s%s", target, p) < 0) {
+				ret = -ENOMEM;
+				break;
+			}
+			free(rest);
+			rest = p = grown;
+			if (target[0] == '/')
+				cur[len = 0] = '\0';
+			continue;
+		}
+		if (*p == '/' && !S_ISDIR(st.st_mode)) {
+			ret = -ENOTDIR;
+			break;
+		}
+		len = strlen(next);
+		memcpy(cur, next, len + 1);
+	}
+	free(rest);
+	if (ret == 0 && !(*real = strdup(len ? cur : "/")))
+		ret = -ENOMEM;
+	return ret;
+}
+
 /*
  * The real path that dir/file names after prefix, in *out (malloc'd); NULL
- * when the file is absent or names nothing that exists. A file that is
- * there but cannot be read is an error (-ENOTREG: not a regular file).
+ * when the file is absent, does not start with prefix, or names nothing
+ * that exists. Both the file and the path it names resolve through fn.
+ * A file that is there but cannot be read, or a path that cannot be
+ * resolved (-EACCES, -ELOOP, or what fn said), is an error and *why
+ * names the file.
  */
 static int
 path_from_file(const char *dir, const char *file, const char *prefix,
-    char **out)
+    repo_entry_fn *fn, void *ctx, char **out, const char **why)
 {
-	char *content = NULL, *path, *target;
+	char *content = NULL, *path = NULL;
 	size_t plen = strlen(prefix);
 	int ret;
 
 	*out = NULL;
-	if (!(path = join(dir, file)))
-		return -ENOMEM;
-	if ((ret = repo_read_file(path, PATH_MAX, &content)) == 0)
+	if ((ret = repo_walk(dir, file, fn, ctx, &path)) == 0 &&
+	    (ret = repo_read_file(path, PATH_MAX, &content)) == 0)
 		chomp(content);
-	if (ret == 0 && !strncmp(content, prefix, plen)) {
-		if ((target = join(dir, content + plen)))
-			*out = realpath(target, NULL);
-		else
-			ret = -ENOMEM;
-		free(target);
+	if (ret < 0) {
+		*why = unreadable(dir, file, ret);
+	} else if (!strncmp(content, prefix, plen)) {
+		ret = repo_walk(dir, content + plen, fn, ctx, out);
+		if (ret < 0 && ret != -ENOENT && ret != -ENOTDIR)
+			*why = because("%s/%s names %s: %s", dir, file,
+			    content + plen, strerror(-ret));
 	}
 	free(content);
 	free(path);
-	return ret == -ENOENT ? 0 : ret;
+	return ret == -ENOENT || ret == -ENOTDIR ? 0 : ret;
 }
 
 /*
@@ -767,13 +868,13 @@ not_gitdir(const char *dir)
 }
 
 int
-repo_open(const char *path, struct repo **out, const char **why)
+repo_locate(const char *path, repo_entry_fn *fn, void *ctx, char **gitdir,
+    char **commondir, const char **why)
 {
-	struct repo *repo;
-	char *real, *dotgit = NULL, *objects = NULL;
+	char *real, *dotgit = NULL;
 	int ret;
 
-	*out = NULL;
+	*gitdir = *commondir = NULL;
 	if (!(real = realpath(path, NULL))) {
 		*why = strerror(errno);
 		return -errno;
@@ -783,64 +884,86 @@ repo_open(const char *path, struct repo **out, const char **why)
 		*why = "not a directory";
 		return -ENOTDIR;
 	}
-	if (!(repo = calloc(1, sizeof(*repo)))) {
-		free(real);
-		return -ENOMEM;
+	/* A .git that names nothing (or nothing there) is no .git. */
+	ret = repo_walk(real, ".git", fn, ctx, &dotgit);
+	if (ret < 0 && ret != -ENOENT && ret != -ENOTDIR) {
+		*why = unreadable(real, ".git", ret);
+		goto fail;
 	}
-	if (!(dotgit = join(real, ".git")))
-		goto nomem;
-	if (is_dir(dotgit)) {
-		repo->gitdir = realpath(dotgit, NULL);
-	} else if (exists(dotgit)) {
+	if (dotgit && is_dir(dotgit)) {
+		*gitdir = dotgit;
+		dotgit = NULL;
+	} else if (dotgit) {
 		/* A .git file: "gitdir: PATH" (submodules, linked worktrees). */
-		if ((ret = path_from_file(real, ".git", "gitdir: ",
-		    &repo->gitdir)) < 0) {
-			*why = unreadable(real, ".git", ret);
+		if ((ret = path_from_file(real, ".git", "gitdir: ", fn, ctx,
+		    gitdir, why)) < 0)
 			goto fail;
-		}
-		if (!repo->gitdir) {
+		if (!*gitdir) {
 			*why = "its .git file does not name a directory";
 			ret = -ENOENT;
 			goto fail;
 		}
-	}
-	if (!repo->gitdir) {
-		repo->gitdir = real;
+	} else {
+		*gitdir = real;
 		real = NULL;
 	}
-	if ((*why = not_gitdir(repo->gitdir))) {
+	if ((*why = not_gitdir(*gitdir))) {
 		ret = -ENOENT;
 		goto fail;
 	}
 	/* A linked worktree's: where refs, config and objects are. */
-	if ((ret = path_from_file(repo->gitdir, "commondir", "",
-	    &repo->commondir)) < 0) {
-		*why = unreadable(repo->gitdir, "commondir", ret);
+	if ((ret = path_from_file(*gitdir, "commondir", "", fn, ctx,
+	    commondir, why)) < 0)
+		goto fail;
+	if (!*commondir && !(*commondir = strdup(*gitdir))) {
+		*why = strerror(ENOMEM);
+		ret = -ENOMEM;
 		goto fail;
 	}
-	if (!repo->commondir && !(repo->commondir = strdup(repo->gitdir)))
-		goto nomem;
+	free(dotgit);
+	free(real);
+	return 0;
+fail:
+	free(dotgit);
+	free(real);
+	free(*gitdir);
+	free(*commondir);
+	*gitdir = *commondir = NULL;
+	return ret;
+}
+
+int
+repo_open(const char *path, struct repo **out, const char **why)
+{
+	struct repo *repo;
+	char *objects = NULL;
+	int ret;
+
+	*out = NULL;
+	if (!(repo = calloc(1, sizeof(*repo)))) {
+		*why = strerror(ENOMEM);
+		return -ENOMEM;
+	}
+	if ((ret = repo_locate(path, NULL, NULL, &repo->gitdir,
+	    &repo->commondir, why)) < 0)
+		goto fail;
 	if ((ret = read_format(repo, why)) < 0)
 		goto fail;
-	if (!(objects = join(repo->commondir, "objects")))
-		goto nomem;
+	if (!(objects = join(repo->commondir, "objects"))) {
+		*why = strerror(ENOMEM);
+		ret = -ENOMEM;
+		goto fail;
+	}
 	if ((ret = add_objdir(repo, objects, 0)) < 0) {
 		*why = ret == -ENOENT ? "it has no objects directory" :
 		    strerror(-ret);
 		goto fail;
 	}
 	free(objects);
-	free(dotgit);
-	free(real);
 	*out = repo;
 	return 0;
-nomem:
-	*why = strerror(ENOMEM);
-	ret = -ENOMEM;
 fail:
 	free(objects);
-	free(dotgit);
-	free(real);
 	repo_free(repo);
 	return ret;
 }

@@ -162,7 +162,7 @@ fails_to_mount() {
 	chown -R "$USER1": "$BASE/wt"
 
 	fails_to_mount "$BASE/wt" -o allow_other
-	[[ $output == *"its .git file does not name a directory (reading as user $USER1, its owner)"* ]]
+	[ "$output" = "odbfs: $BASE/wt: $BASE/wt/.git names $BASE/vault/repo/.git: Permission denied (reading as user $USER1, its owner)" ]
 	mount_odbfs "$BASE/wt" "$MNT" -o owner=root
 	check_mount_objects "$BASE/vault/repo" "$MNT"
 }
@@ -281,6 +281,19 @@ fails_to_mount() {
 	check_mount_objects "$BASE/repo" "$MNT"
 }
 
+@test "-o nometa: /proc/mounts names no repository, only odbfs" {
+	small_repo "$BASE/repo" rooted
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other,nometa
+	# Every user reads /proc/mounts; the source field is the fsname.
+	[ "$(run_as "$USER2" awk -v m="$MNT" '$2 == m { print $1, $3 }' /proc/mounts)" = "odbfs fuse.odbfs" ]
+	! grep -F "$BASE/repo" /proc/mounts
+	! grep -F "$BASE/repo" /proc/self/mountinfo
+	unmount_odbfs "$MNT"
+	# Without nometa the repository is still named, for the admin.
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other
+	grep -qF "odbfs:$BASE/repo/.git $MNT " /proc/mounts
+}
+
 @test "-o owner=USER reads as USER; an unknown user fails" {
 	small_repo "$BASE/repo" rooted
 	mount_odbfs "$BASE/repo" "$MNT" -o allow_other,owner="$USER2"
@@ -305,4 +318,182 @@ fails_to_mount() {
 	chown -R "$USER2": "$BASE/repo/.git"
 	fails_to_mount "$BASE/repo"
 	[ "$output" = "odbfs: $BASE/repo: owned by two users, $USER1 and $USER2: choose one with -o owner=USER" ]
+}
+
+# groups_of PID: the supplementary groups, space separated.
+groups_of() {
+	awk '$1 == "Groups:" { $1 = ""; print substr($0, 2) }' "/proc/$1/status"
+}
+
+# unknown_uid: a uid that the user database does not know.
+unknown_uid() {
+	local uid=4242
+	while getent passwd "$uid" >/dev/null; do
+		uid=$((uid + 1))
+	done
+	echo "$uid"
+}
+
+@test "an owner with no passwd entry and group root: read with nogroup, no other group" {
+	uid=$(unknown_uid)
+	nogroup=$(getent group nogroup | cut -d: -f3)
+	[ -n "$nogroup" ] || nogroup=65534
+	small_repo "$BASE/repo" nobody
+	chown -R "$uid:0" "$BASE/repo"
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other
+	cat "$MNT.log"
+	[ "$(ids_of "$ODBFS_PID" Uid)" = "0 $uid 0 $uid" ]
+	[ "$(ids_of "$ODBFS_PID" Gid)" = "0 $nogroup 0 $nogroup" ]
+	[ -z "$(groups_of "$ODBFS_PID")" ]
+	[ "$(stat -c %u:%g "$MNT/objects")" = "$uid:$nogroup" ]
+	check_mount_objects "$BASE/repo" "$MNT"
+}
+
+@test "an owner with no passwd entry reads with the group of its entry, no other group" {
+	uid=$(unknown_uid)
+	small_repo "$BASE/repo" nobody
+	chown -R "$uid:$uid" "$BASE/repo"
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other
+	[ "$(ids_of "$ODBFS_PID" Uid)" = "0 $uid 0 $uid" ]
+	[ "$(ids_of "$ODBFS_PID" Gid)" = "0 $uid 0 $uid" ]
+	[ -z "$(groups_of "$ODBFS_PID")" ]
+	grep -q "reading as user $uid, its owner" "$MNT.log"
+}
+
+# vault_repo DIR: a repository of root's in DIR/repo, DIR only root enters;
+# prints the id of an object no other repository here holds.
+vault_repo() {
+	mkdir -m 700 "$1" &&
+		small_repo "$1/repo" vault >/dev/null &&
+		echo "in the vault" | git -C "$1/repo" hash-object -w --stdin
+}
+
+# user_link NAME TARGET: $BASE/home/NAME, a symlink of USER1's to TARGET,
+# in a directory of USER1's.
+user_link() {
+	mkdir -p "$BASE/home" && chown "$USER1": "$BASE/home" &&
+		ln -s "$2" "$BASE/home/$1" && chown -h "$USER1": "$BASE/home/$1"
+}
+
+@test "a root-owned .git file whose gitdir: goes through a user's symlink to root's: refused" {
+	vid=$(vault_repo "$BASE/vault")
+	user_link link "$BASE/vault"
+	mkdir "$BASE/wt"
+	echo "gitdir: $BASE/home/link/repo/.git" >"$BASE/wt/.git"
+	# Root's git would follow it; the user's cannot.
+	git -C "$BASE/wt" cat-file -e "$vid"
+
+	fails_to_mount "$BASE/wt" -o allow_other
+	[ "$output" = "odbfs: $BASE/wt: $BASE/wt/.git names $BASE/home/link/repo/.git: Permission denied (reading as user $USER1, owner of $BASE/home)" ]
+}
+
+@test "a root-owned .git symlink that goes through a user's symlink to root's: refused" {
+	vid=$(vault_repo "$BASE/vault")
+	user_link link "$BASE/vault"
+	mkdir "$BASE/wt"
+	ln -s "$BASE/home/link/repo/.git" "$BASE/wt/.git"
+	git -C "$BASE/wt" cat-file -e "$vid"
+
+	fails_to_mount "$BASE/wt" -o allow_other
+	[ "$output" = "odbfs: $BASE/wt: $BASE/wt/.git: Permission denied (reading as user $USER1, owner of $BASE/home)" ]
+}
+
+@test "a root-owned commondir file that goes through a user's symlink to root's: refused" {
+	vid=$(vault_repo "$BASE/vault")
+	user_link link "$BASE/vault"
+	# A linked worktree's git directory, all root's but its commondir.
+	git -C "$BASE/vault/repo" worktree add -q "$BASE/wt"
+	gd=$(git -C "$BASE/wt" rev-parse --absolute-git-dir)
+	mv "$gd" "$BASE/gd"
+	echo "$BASE/home/link/repo/.git" >"$BASE/gd/commondir"
+	chmod 755 "$BASE/gd"
+
+	fails_to_mount "$BASE/gd" -o allow_other
+	[ "$output" = "odbfs: $BASE/gd: $BASE/gd/commondir names $BASE/home/link/repo/.git: Permission denied (reading as user $USER1, owner of $BASE/home)" ]
+}
+
+@test "a root-owned .git file through a user's symlink to what the user reads: read as the user" {
+	small_repo "$BASE/open/repo" open
+	user_link link "$BASE/open"
+	mkdir "$BASE/wt"
+	echo "gitdir: $BASE/home/link/repo/.git" >"$BASE/wt/.git"
+
+	mount_odbfs "$BASE/wt" "$MNT" -o allow_other
+	cat "$MNT.log"
+	[ "$(effective_uid "$ODBFS_PID")" = "$(id -u "$USER1")" ]
+	grep -q "reading as user $USER1, owner of $BASE/home\$" "$MNT.log"
+	check_own_objects "$USER1" "$BASE/open/repo"
+}
+
+GROUP=odbfstestdevs
+
+# shared_repo DIR: a repository of root's that group $GROUP, with USER1 in
+# it, may write (git init --shared=group).
+shared_repo() {
+	getent group "$GROUP" >/dev/null || groupadd "$GROUP"
+	id -nG "$USER1" | grep -qw "$GROUP" || usermod -aG "$GROUP" "$USER1"
+	git init -q --shared=group "$1" && chgrp -R "$GROUP" "$1" &&
+		echo shared >"$1/file" && git -C "$1" add file &&
+		git -C "$1" commit -q -m shared
+}
+
+@test "a root repository its group may write, with alternates into root's: refused" {
+	vid=$(vault_repo "$BASE/vault")
+	shared_repo "$BASE/shared"
+	# A member of the group names root's objects in root's file, which
+	# the group may write as git --shared=group would leave it.
+	alt=$BASE/shared/.git/objects/info/alternates
+	install -m 664 -g "$GROUP" /dev/null "$alt"
+	run_as "$USER1" sh -c "echo '$BASE/vault/repo/.git/objects' >'$BASE/shared/.git/objects/info/alternates'"
+	git -C "$BASE/shared" cat-file -e "$vid"
+
+	fails_to_mount "$BASE/shared" -o allow_other
+	[ "$output" = "odbfs: $BASE/shared: $BASE/shared/.git is writable by group $GROUP, so root does not read it: choose a user with -o owner=USER" ]
+	# Read as a user, it mounts, without root's objects.
+	mount_odbfs "$BASE/shared" "$MNT" -o allow_other,owner="$USER2"
+	[ ! -e "$MNT/objects/$vid" ]
+	cmp <(git -C "$BASE/shared" cat-file commit HEAD) \
+		"$MNT/objects/$(git -C "$BASE/shared" rev-parse HEAD)"
+	unmount_odbfs "$MNT"
+	# And as root when root says so.
+	mount_odbfs "$BASE/shared" "$MNT" -o owner=root
+	cmp <(git -C "$BASE/shared" cat-file blob "$vid") "$MNT/objects/$vid"
+}
+
+@test "a root repository whose objects/info alone its group may write: refused, naming it" {
+	vid=$(vault_repo "$BASE/vault")
+	shared_repo "$BASE/shared"
+	find "$BASE/shared" -type d -exec chmod g-w {} +
+	chmod g+w "$BASE/shared/.git/objects/info"
+	fails_to_mount "$BASE/shared" -o allow_other
+	[ "$output" = "odbfs: $BASE/shared: $BASE/shared/.git/objects/info is writable by group $GROUP, so root does not read it: choose a user with -o owner=USER" ]
+	# Nothing the group may change: read as root.
+	chmod g-w "$BASE/shared/.git/objects/info"
+	mount_odbfs "$BASE/shared" "$MNT" -o allow_other
+	[ "$(effective_uid "$ODBFS_PID")" = 0 ]
+	check_mount_objects "$BASE/shared" "$MNT"
+}
+
+@test "a root repository whose alternates file a user owns is read as that user" {
+	vid=$(vault_repo "$BASE/vault")
+	small_repo "$BASE/repo" rooted
+	echo "$BASE/vault/repo/.git/objects" >"$BASE/repo/.git/objects/info/alternates"
+	chown "$USER1": "$BASE/repo/.git/objects/info/alternates"
+
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other
+	[ "$(effective_uid "$ODBFS_PID")" = "$(id -u "$USER1")" ]
+	grep -q "reading as user $USER1, owner of $BASE/repo/.git/objects/info/alternates\$" "$MNT.log"
+	[ ! -e "$MNT/objects/$vid" ]
+	check_own_objects "$USER1" "$BASE/repo"
+}
+
+@test "a root repository with a loose object directory of a user's: read as that user" {
+	vid=$(vault_repo "$BASE/vault")
+	small_repo "$BASE/repo" rooted
+	# The user may put a link to any pack or object of root's in it.
+	d=$(ls -d "$BASE"/repo/.git/objects/?? | head -n 1)
+	chown "$USER1": "$d"
+	mount_odbfs "$BASE/repo" "$MNT" -o allow_other
+	[ "$(effective_uid "$ODBFS_PID")" = "$(id -u "$USER1")" ]
+	grep -q "reading as user $USER1, owner of $d\$" "$MNT.log"
 }

@@ -160,6 +160,7 @@ main(void)
 		{ "snapshot", test_snapshot },
 		{ "unpack", test_unpack },
 		{ "reader", test_reader },
+		{ "repo", test_repo },
 		{ "zio", test_zio },
 		{ "loose", test_loose },
 		{ "map", test_map },

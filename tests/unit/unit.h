@@ -62,6 +62,7 @@ void test_map(void);
 void test_pack(void);
 void test_packtable(void);
 void test_reader(void);
+void test_repo(void);
 void test_snapshot(void);
 void test_unpack(void);
 void test_zio(void);
