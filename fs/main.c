@@ -405,6 +405,13 @@ main(int argc, char **argv)
 		goto out;
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out;
+	/*
+	 * libfuse ends the loop on SIGHUP, SIGINT and SIGTERM. SIGUSR1 and
+	 * SIGUSR2 mean nothing here, and their default would kill the daemon
+	 * and leave a dead mount (ENOTCONN) behind.
+	 */
+	signal(SIGUSR1, SIG_IGN);
+	signal(SIGUSR2, SIG_IGN);
 	if ((err = owner_root(&owner)) < 0) {
 		fprintf(stderr, "odbfs: cannot be root again to mount: %s\n",
 		    strerror(-err));

@@ -64,6 +64,21 @@ mount_sig() {
 	done
 }
 
+@test "SIGHUP unmounts and exits 0; SIGUSR1 and SIGUSR2 leave the daemon serving" {
+	mount_sig "$repo" "$mnt"
+	id=$(git -C "$repo" rev-parse HEAD)
+	kill -USR1 "$ODBFS_PID"
+	kill -USR2 "$ODBFS_PID"
+	sleep 0.2
+	kill -0 "$ODBFS_PID"
+	cmp "$mnt/objects/$id" <(git -C "$repo" cat-file commit "$id")
+	ODBFS_STATUS=0
+	kill -HUP "$ODBFS_PID"
+	stop_within 1
+	[ "$ODBFS_STATUS" -eq 0 ]
+	! mountpoint -q "$mnt"
+}
+
 @test "SIGTERM with a file open: the mount is detached, the daemon exits 0" {
 	# Decided behaviour: libfuse detaches the mount lazily (MNT_DETACH)
 	# and the daemon ends; the open file then fails with ENOTCONN rather
