@@ -189,7 +189,33 @@ skipped_before(const struct snapshot *prev, const char *path,
 	return false;
 }
 
-/* Open every pack-<hex>.idx of dir that has a regular .pack beside it. */
+/*
+ * Did a pack of prev in object directory dirno drop out of s? git deletes
+ * a pack it replaced, and the scan may have missed its replacement.
+ */
+static bool
+lost_packs(const struct snapshot *s, const struct snapshot *prev,
+    unsigned dirno)
+{
+	for (size_t i = 0; prev && i < prev->npacks; i++) {
+		const struct pack *p = prev->packs[i];
+		bool kept = false;
+
+		if (p->dir != dirno)
+			continue;
+		for (size_t k = 0; !kept && k < s->npacks; k++)
+			kept = s->packs[k] == p || !strcmp(s->packs[k]->path,
+			    p->path);
+		if (!kept)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Open every pack-<hex>.idx of dir that has a regular .pack beside it;
+ * set s->vanished if a pack went away meanwhile (see snapshot.h).
+ */
 static int
 scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
     const struct snapshot *prev)
@@ -216,9 +242,14 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 		    de->d_name);
 		snprintf(packpath, sizeof(packpath), "%s/%.*s.pack", packdir,
 		    (int)(n - 4), de->d_name);
-		/* Not regular files: pack_open() refuses them, logged. */
-		if (lstat(idxpath, &ist) < 0 || lstat(packpath, &pst) < 0)
+		/*
+		 * Not regular files: pack_open() refuses them, logged. Gone
+		 * since readdir(): git is deleting packs it has replaced.
+		 */
+		if (lstat(idxpath, &ist) < 0 || lstat(packpath, &pst) < 0) {
+			s->vanished |= errno == ENOENT;
 			continue;
+		}
 		iid = fileid_of(&ist);
 		pid = fileid_of(&pst);
 		if ((p = reusable(prev, packpath, &iid, &pid))) {
@@ -235,7 +266,9 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 			continue;
 		} else {
 			/* Gone meanwhile (gc), or out of something. */
-			if (ret != -ENOENT)
+			if (ret == -ENOENT)
+				s->vanished = true;
+			else
 				log_msg(LOGL_WARN, "%s: pack skipped: %s",
 				    packpath, strerror(-ret));
 			ret = 0;
@@ -245,6 +278,8 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 			pack_unref(p);
 	}
 	closedir(d);
+	if (ret == 0 && !s->vanished)
+		s->vanished = lost_packs(s, prev, dirno);
 	return ret;
 }
 
@@ -274,13 +309,16 @@ snapshot_build(const struct repo *repo, const struct snapshot *prev,
 	s->rawsz = repo->rawsz;
 	if ((ret = copy_objdirs(s, repo)) < 0)
 		goto fail;
+	/* Loose first: see snapshot.h. */
+	ret = looseset_scan(&s->loose, repo->objdirs, repo->nobjdirs,
+	    repo->rawsz);
+	if (ret < 0)
+		goto fail;
 	for (size_t i = 0; i < repo->nobjdirs; i++)
 		if ((ret = scan_packs(s, repo->objdirs[i], (unsigned)i,
 		    prev)) < 0)
 			goto fail;
-	ret = looseset_scan(&s->loose, repo->objdirs, repo->nobjdirs,
-	    repo->rawsz);
-	if (ret < 0 || (ret = filter_build(s, NULL)) < 0)
+	if ((ret = filter_build(s, NULL)) < 0)
 		goto fail;
 	table_build(s, prev);
 	*out = s;
@@ -305,6 +343,11 @@ snapshot_update(const struct repo *repo, const struct snapshot *prev,
 	s->rawsz = repo->rawsz;
 	if ((ret = copy_objdirs(s, repo)) < 0)
 		goto fail;
+	/* Loose first: see snapshot.h. */
+	ret = looseset_update(&s->loose, &prev->loose, change->touched,
+	    change->ntouched, repo->objdirs);
+	if (ret < 0)
+		goto fail;
 	if (change->packs) {
 		for (size_t i = 0; i < repo->nobjdirs; i++)
 			if ((ret = scan_packs(s, repo->objdirs[i], (unsigned)i,
@@ -323,11 +366,8 @@ snapshot_update(const struct repo *repo, const struct snapshot *prev,
 			    k->pack)) < 0)
 				goto fail;
 		}
+		s->vanished = prev->vanished;
 	}
-	ret = looseset_update(&s->loose, &prev->loose, change->touched,
-	    change->ntouched, repo->objdirs);
-	if (ret < 0)
-		goto fail;
 	ret = filter_build(s, change->packs ? NULL : prev);
 	if (ret < 0)
 		goto fail;
