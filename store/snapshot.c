@@ -189,6 +189,22 @@ skipped_before(const struct snapshot *prev, const char *path,
 	return false;
 }
 
+/* Does s list p's files, open or skipped as corrupt? */
+static bool
+lists(const struct snapshot *s, const struct pack *p)
+{
+	size_t stem = strlen(p->path) - 5;	/* without ".pack" */
+
+	for (size_t k = 0; k < s->npacks; k++)
+		if (s->packs[k] == p || !strcmp(s->packs[k]->path, p->path))
+			return true;
+	for (size_t k = 0; k < s->nskipped; k++)
+		if (!strncmp(s->skipped[k].path, p->path, stem) &&
+		    !strcmp(s->skipped[k].path + stem, ".idx"))
+			return true;
+	return false;
+}
+
 /*
  * Did a pack of prev in object directory dirno drop out of s? git deletes
  * a pack it replaced, and the scan may have missed its replacement.
@@ -197,18 +213,9 @@ static bool
 lost_packs(const struct snapshot *s, const struct snapshot *prev,
     unsigned dirno)
 {
-	for (size_t i = 0; prev && i < prev->npacks; i++) {
-		const struct pack *p = prev->packs[i];
-		bool kept = false;
-
-		if (p->dir != dirno)
-			continue;
-		for (size_t k = 0; !kept && k < s->npacks; k++)
-			kept = s->packs[k] == p || !strcmp(s->packs[k]->path,
-			    p->path);
-		if (!kept)
+	for (size_t i = 0; prev && i < prev->npacks; i++)
+		if (prev->packs[i]->dir == dirno && !lists(s, prev->packs[i]))
 			return true;
-	}
 	return false;
 }
 
