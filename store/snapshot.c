@@ -249,15 +249,28 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 		    de->d_name);
 		snprintf(packpath, sizeof(packpath), "%s/%.*s.pack", packdir,
 		    (int)(n - 4), de->d_name);
-		/*
-		 * Not regular files: pack_open() refuses them, logged. Gone
-		 * since readdir(): git is deleting packs it has replaced.
-		 */
-		if (lstat(idxpath, &ist) < 0 || lstat(packpath, &pst) < 0) {
+		/* Gone since readdir(): git deletes packs it replaced. */
+		if (lstat(idxpath, &ist) < 0) {
 			s->vanished |= errno == ENOENT;
 			continue;
 		}
 		iid = fileid_of(&ist);
+		if (lstat(packpath, &pst) < 0) {
+			if (errno != ENOENT)
+				continue;
+			/*
+			 * An index without its pack: being deleted (git
+			 * removes the .pack first) or left so. Skipped, so
+			 * that only the first scan to find it so takes it
+			 * for a pack going away.
+			 */
+			memset(&pst, 0, sizeof(pst));
+			pid = fileid_of(&pst);
+			if (!skipped_before(prev, idxpath, &iid, &pid))
+				s->vanished = true;
+			ret = add_skipped(s, idxpath, iid, pid);
+			continue;
+		}
 		pid = fileid_of(&pst);
 		if ((p = reusable(prev, packpath, &iid, &pid))) {
 			ret = add_pack(s, pack_ref(p));
