@@ -41,6 +41,7 @@ struct odb {
 	struct refs *refs;		/* RCU-protected */
 	pthread_mutex_t refresh_lock;	/* one refresh at a time */
 	atomic_uint_least64_t snapshots;	/* published since open */
+	atomic_uint_least64_t scans;	/* begun since open */
 	bool verify;			/* set before any reader runs */
 };
 
@@ -174,20 +175,21 @@ static int update_locked(struct odb *odb, struct snapshot_change *change,
     bool reload_alternates);
 
 /*
- * A lookup missed in the snapshot of generation gen, which was built while
- * a pack went away: rescan, unless a newer snapshot came out meanwhile
- * (then trying it is enough). Lookups that miss together wait for one
- * scan rather than making one each.
+ * A lookup failed in a snapshot that may be behind the disk: rescan,
+ * unless the snapshot published by now was begun after the failure (then
+ * trying it again is enough). Lookups that fail together so wait for one
+ * scan rather than making one each. Called outside any read-side section.
  */
 static int
-recheck(struct odb *odb, uint64_t gen)
+recheck(struct odb *odb)
 {
 	struct snapshot_change full = { .full = true };
+	uint64_t failed = atomic_load(&odb->scans);
 	int ret = 0;
 
 	pthread_mutex_lock(&odb->refresh_lock);
 	/* odb->snap changes only under refresh_lock. */
-	if (odb->snap->generation == gen)
+	if (odb->snap->scan <= failed)
 		ret = update_locked(odb, &full, false);
 	pthread_mutex_unlock(&odb->refresh_lock);
 	return ret;
@@ -197,16 +199,14 @@ bool
 odb_has(struct odb *odb, const unsigned char *raw)
 {
 	bool found, suspect;
-	uint64_t gen;
 
 	for (int tries = 0;; tries++) {
 		struct snapshot *s = snap_enter(odb);
 
 		found = snapshot_find(s, raw, NULL);
 		suspect = !found && s->vanished;
-		gen = s->generation;
 		snap_exit();
-		if (!suspect || tries == ODB_RECHECKS || recheck(odb, gen) < 0)
+		if (!suspect || tries == ODB_RECHECKS || recheck(odb) < 0)
 			return found;
 	}
 }
@@ -242,7 +242,6 @@ with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
 {
 	struct objloc loc = { 0 };
 	bool again;
-	uint64_t gen;
 	int ret;
 
 	for (int tries = 0;; tries++) {
@@ -250,13 +249,12 @@ with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
 
 		ret = -ENOENT;
 		again = s->vanished;
-		gen = s->generation;
 		if (snapshot_find(s, raw, &loc)) {
 			ret = fn(s, &loc, arg);
 			again = stale(ret, &loc);
 		}
 		snap_exit();
-		if (!again || tries == ODB_RECHECKS || recheck(odb, gen) < 0)
+		if (!again || tries == ODB_RECHECKS || recheck(odb) < 0)
 			return ret;
 	}
 }
@@ -350,6 +348,7 @@ update_locked(struct odb *odb, struct snapshot_change *change,
 	struct snapshot_change full = { .full = true };
 	struct snapshot_change packs = { .packs = true };
 	struct snapshot *fresh = NULL, *old;
+	uint64_t scan = atomic_fetch_add(&odb->scans, 1) + 1;
 	int ret = 0;
 
 	if (reload_alternates) {
@@ -374,8 +373,8 @@ update_locked(struct odb *odb, struct snapshot_change *change,
 		return ret;
 	}
 	fresh->cache = odb->cache;
-	fresh->generation = atomic_fetch_add_explicit(&odb->snapshots, 1,
-	    memory_order_relaxed) + 1;
+	fresh->scan = scan;
+	atomic_fetch_add_explicit(&odb->snapshots, 1, memory_order_relaxed);
 	PUBLISHED(&odb->snap);
 	old = rcu_xchg_pointer(&odb->snap, fresh);
 	urcu_memb_synchronize_rcu();
@@ -514,13 +513,12 @@ odb_find_prefix(struct odb *odb, const char *hex, size_t len,
 	}
 	for (int tries = 0;; tries++) {
 		struct snapshot *s = snap_enter(odb);
-		uint64_t gen = s->generation;
 		bool suspect;
 
 		ret = snapshot_find_prefix(s, prefix, len, raw);
 		suspect = ret == -ENOENT && s->vanished;
 		snap_exit();
-		if (!suspect || tries == ODB_RECHECKS || recheck(odb, gen) < 0)
+		if (!suspect || tries == ODB_RECHECKS || recheck(odb) < 0)
 			return ret;
 	}
 }

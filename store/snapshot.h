@@ -44,7 +44,12 @@ struct snapshot {
 	 */
 	struct packtable *table;
 	struct cache *cache;	/* the odb's delta base cache, or NULL */
-	uint64_t generation;	/* set by odb.c when it publishes it */
+	/*
+	 * Which of the odb's scans built it (odb.c counts them as they
+	 * begin): a lookup that failed can tell whether the snapshot now
+	 * published was begun after it, or has to be rebuilt.
+	 */
+	uint64_t scan;
 	/*
 	 * A pack went away while this snapshot was built: an index listed
 	 * had lost its files by the time they were opened, or a pack of
