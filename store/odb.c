@@ -11,6 +11,12 @@
  *
  *   odb_refresh()       snapshot_build(), rcu_xchg_pointer(),
  *                       synchronize_rcu(), snapshot_free(old)
+ *
+ * A miss is memory only too, unless the snapshot says a pack went away
+ * while it was built (snapshot->vanished: git was replacing packs). Then,
+ * as git re-reads its pack directory before it believes a miss, the
+ * lookup has the store rescanned (once per snapshot, however many
+ * lookups missed in it: recheck()) and tries again.
  */
 #define _LGPL_SOURCE	/* inline the RCU read side */
 #include <errno.h>
@@ -35,6 +41,7 @@ struct odb {
 	struct refs *refs;		/* RCU-protected */
 	pthread_mutex_t refresh_lock;	/* one refresh at a time */
 	atomic_uint_least64_t snapshots;	/* published since open */
+	atomic_uint_least64_t scans;	/* begun since open */
 	bool verify;			/* set before any reader runs */
 };
 
@@ -57,6 +64,14 @@ static char grace;
 #define READ_DONE() ((void)0)
 #define GRACE_DONE() ((void)0)
 #endif
+
+/*
+ * Scans a refresh makes while each finds a pack gone (snapshot->vanished),
+ * and rechecks a lookup asks for: git takes well under a millisecond from
+ * deleting one old pack to the next, so a few passes see it through.
+ */
+#define ODB_RESCANS 4
+#define ODB_RECHECKS 2
 
 static _Thread_local bool registered;
 static pthread_key_t exit_key;
@@ -156,14 +171,44 @@ odb_repo(const struct odb *odb)
 	return odb->repo;
 }
 
+static int update_locked(struct odb *odb, struct snapshot_change *change,
+    bool reload_alternates);
+
+/*
+ * A lookup failed in a snapshot that may be behind the disk: rescan,
+ * unless the snapshot published by now was begun after the failure (then
+ * trying it again is enough). Lookups that fail together so wait for one
+ * scan rather than making one each. Called outside any read-side section.
+ */
+static int
+recheck(struct odb *odb)
+{
+	struct snapshot_change full = { .full = true };
+	uint64_t failed = atomic_load(&odb->scans);
+	int ret = 0;
+
+	pthread_mutex_lock(&odb->refresh_lock);
+	/* odb->snap changes only under refresh_lock. */
+	if (odb->snap->scan <= failed)
+		ret = update_locked(odb, &full, false);
+	pthread_mutex_unlock(&odb->refresh_lock);
+	return ret;
+}
+
 bool
 odb_has(struct odb *odb, const unsigned char *raw)
 {
-	bool found;
+	bool found, suspect;
 
-	found = snapshot_find(snap_enter(odb), raw, NULL);
-	snap_exit();
-	return found;
+	for (int tries = 0;; tries++) {
+		struct snapshot *s = snap_enter(odb);
+
+		found = snapshot_find(s, raw, NULL);
+		suspect = !found && s->vanished;
+		snap_exit();
+		if (!suspect || tries == ODB_RECHECKS || recheck(odb) < 0)
+			return found;
+	}
 }
 
 /*
@@ -171,7 +216,7 @@ odb_has(struct odb *odb, const unsigned char *raw)
  * once it has packed them, so a loose file the snapshot lists may be gone;
  * and a pack whose file shrank under a read (truncated, or copied over in
  * place) may have been written anew. Rather than fail, the store is
- * rescanned and the lookup tried once more. Asked inside the read-side
+ * rescanned and the lookup tried again. Asked inside the read-side
  * section: loc->pack lives as long as the snapshot.
  */
 static bool
@@ -188,8 +233,8 @@ typedef int found_fn(const struct snapshot *s, const struct objloc *loc,
 
 /*
  * Find raw in the current snapshot and call fn on it, under the read
- * lock; if the snapshot proves stale (see stale()), rescan and try once
- * more.
+ * lock; if the snapshot proves stale (see stale()), or misses while a
+ * pack went away (see recheck()), rescan and try again.
  */
 static int
 with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
@@ -197,20 +242,21 @@ with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
 {
 	struct objloc loc = { 0 };
 	bool again;
-	int ret, tries = 0;
+	int ret;
 
-	do {
+	for (int tries = 0;; tries++) {
 		struct snapshot *s = snap_enter(odb);
 
 		ret = -ENOENT;
-		again = false;
+		again = s->vanished;
 		if (snapshot_find(s, raw, &loc)) {
 			ret = fn(s, &loc, arg);
 			again = stale(ret, &loc);
 		}
 		snap_exit();
-	} while (again && tries++ == 0 && odb_refresh(odb) == 0);
-	return ret;
+		if (!again || tries == ODB_RECHECKS || recheck(odb) < 0)
+			return ret;
+	}
 }
 
 static int
@@ -288,15 +334,23 @@ odb_stats(struct odb *odb, struct odb_stats *st)
 	cache_counts(odb->cache, &st->cache_hits, &st->cache_misses);
 }
 
-int
-odb_update(struct odb *odb, struct snapshot_change *change,
+/*
+ * odb_update() with refresh_lock held. A snapshot that saw a pack go away
+ * is not published while scanning the packs again may still complete it
+ * (up to ODB_RESCANS scans): git renames the new packs in before it
+ * deletes the old ones, so a scan that begins after a pack went away
+ * finds what replaced it.
+ */
+static int
+update_locked(struct odb *odb, struct snapshot_change *change,
     bool reload_alternates)
 {
 	struct snapshot_change full = { .full = true };
-	struct snapshot *fresh, *old;
+	struct snapshot_change packs = { .packs = true };
+	struct snapshot *fresh = NULL, *old;
+	uint64_t scan = atomic_fetch_add(&odb->scans, 1) + 1;
 	int ret = 0;
 
-	pthread_mutex_lock(&odb->refresh_lock);
 	if (reload_alternates) {
 		ret = repo_reload_objdirs(odb->repo);
 		change = &full;
@@ -304,16 +358,39 @@ odb_update(struct odb *odb, struct snapshot_change *change,
 	/* odb->snap changes only under refresh_lock: no read lock needed. */
 	if (ret == 0)
 		ret = snapshot_update(odb->repo, odb->snap, change, &fresh);
-	if (ret == 0) {
-		fresh->cache = odb->cache;
-		atomic_fetch_add_explicit(&odb->snapshots, 1,
-		    memory_order_relaxed);
-		PUBLISHED(&odb->snap);
-		old = rcu_xchg_pointer(&odb->snap, fresh);
-		urcu_memb_synchronize_rcu();
-		GRACE_DONE();
-		snapshot_free(old);
+	for (int scans = 1; ret == 0 && fresh->vanished &&
+	    scans < ODB_RESCANS; scans++) {
+		struct snapshot *again;
+
+		if ((ret = snapshot_update(odb->repo, fresh, &packs,
+		    &again)) < 0)
+			break;
+		snapshot_free(fresh);
+		fresh = again;
 	}
+	if (ret < 0) {
+		snapshot_free(fresh);
+		return ret;
+	}
+	fresh->cache = odb->cache;
+	fresh->scan = scan;
+	atomic_fetch_add_explicit(&odb->snapshots, 1, memory_order_relaxed);
+	PUBLISHED(&odb->snap);
+	old = rcu_xchg_pointer(&odb->snap, fresh);
+	urcu_memb_synchronize_rcu();
+	GRACE_DONE();
+	snapshot_free(old);
+	return 0;
+}
+
+int
+odb_update(struct odb *odb, struct snapshot_change *change,
+    bool reload_alternates)
+{
+	int ret;
+
+	pthread_mutex_lock(&odb->refresh_lock);
+	ret = update_locked(odb, change, reload_alternates);
 	pthread_mutex_unlock(&odb->refresh_lock);
 	return ret;
 }
@@ -434,9 +511,16 @@ odb_find_prefix(struct odb *odb, const char *hex, size_t len,
 			return -ENOENT;
 		prefix[i / 2] |= (unsigned char)(i % 2 ? v : v << 4);
 	}
-	ret = snapshot_find_prefix(snap_enter(odb), prefix, len, raw);
-	snap_exit();
-	return ret;
+	for (int tries = 0;; tries++) {
+		struct snapshot *s = snap_enter(odb);
+		bool suspect;
+
+		ret = snapshot_find_prefix(s, prefix, len, raw);
+		suspect = ret == -ENOENT && s->vanished;
+		snap_exit();
+		if (!suspect || tries == ODB_RECHECKS || recheck(odb) < 0)
+			return ret;
+	}
 }
 
 const struct refs *

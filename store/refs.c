@@ -12,7 +12,14 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "map.h"
 #include "refs.h"
+
+/*
+ * Loads that may begin again because packed-refs changed under them: git
+ * pack-refs rewrites it several times a second at most.
+ */
+#define REFS_LOAD_PASSES 4
 
 struct builder {
 	struct ref *v;
@@ -248,9 +255,9 @@ walk(const struct repo *repo, const char *rel, struct builder *b,
 	return ret;
 }
 
-int
-refs_load(const struct repo *repo, const struct refs *prev,
-    struct refs **out)
+/* One pass of refs_load(). */
+static int
+load(const struct repo *repo, const struct refs *prev, struct refs **out)
 {
 	struct builder packed = { .rawsz = repo->rawsz };
 	struct builder b = { .rawsz = repo->rawsz };
@@ -321,6 +328,43 @@ fail:
 	free(packed.v);
 	free(refs);
 	return ret;
+}
+
+/* Which packed-refs file is there now: zeroes if none. */
+static struct fileid
+packed_id(const struct repo *repo)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/packed-refs", repo->commondir);
+	if (lstat(path, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	return fileid_of(&st);
+}
+
+/*
+ * git pack-refs writes the new packed-refs, then deletes the loose refs it
+ * now holds: a load that read the old packed-refs and then found the
+ * loose refs gone would lose them. So the load begins again when
+ * packed-refs changed while it ran (up to REFS_LOAD_PASSES times).
+ */
+int
+refs_load(const struct repo *repo, const struct refs *prev,
+    struct refs **out)
+{
+	for (int pass = 1;; pass++) {
+		struct fileid before = packed_id(repo), after;
+		int ret = load(repo, prev, out);
+
+		if (ret < 0 || pass == REFS_LOAD_PASSES)
+			return ret;
+		after = packed_id(repo);
+		if (fileid_same(&before, &after))
+			return 0;
+		refs_free(*out);
+		*out = NULL;
+	}
 }
 
 void

@@ -189,7 +189,40 @@ skipped_before(const struct snapshot *prev, const char *path,
 	return false;
 }
 
-/* Open every pack-<hex>.idx of dir that has a regular .pack beside it. */
+/* Does s list p's files, open or skipped as corrupt? */
+static bool
+lists(const struct snapshot *s, const struct pack *p)
+{
+	size_t stem = strlen(p->path) - 5;	/* without ".pack" */
+
+	for (size_t k = 0; k < s->npacks; k++)
+		if (s->packs[k] == p || !strcmp(s->packs[k]->path, p->path))
+			return true;
+	for (size_t k = 0; k < s->nskipped; k++)
+		if (!strncmp(s->skipped[k].path, p->path, stem) &&
+		    !strcmp(s->skipped[k].path + stem, ".idx"))
+			return true;
+	return false;
+}
+
+/*
+ * Did a pack of prev in object directory dirno drop out of s? git deletes
+ * a pack it replaced, and the scan may have missed its replacement.
+ */
+static bool
+lost_packs(const struct snapshot *s, const struct snapshot *prev,
+    unsigned dirno)
+{
+	for (size_t i = 0; prev && i < prev->npacks; i++)
+		if (prev->packs[i]->dir == dirno && !lists(s, prev->packs[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Open every pack-<hex>.idx of dir that has a regular .pack beside it;
+ * set s->vanished if a pack went away meanwhile (see snapshot.h).
+ */
 static int
 scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
     const struct snapshot *prev)
@@ -216,10 +249,28 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 		    de->d_name);
 		snprintf(packpath, sizeof(packpath), "%s/%.*s.pack", packdir,
 		    (int)(n - 4), de->d_name);
-		/* Not regular files: pack_open() refuses them, logged. */
-		if (lstat(idxpath, &ist) < 0 || lstat(packpath, &pst) < 0)
+		/* Gone since readdir(): git deletes packs it replaced. */
+		if (lstat(idxpath, &ist) < 0) {
+			s->vanished |= errno == ENOENT;
 			continue;
+		}
 		iid = fileid_of(&ist);
+		if (lstat(packpath, &pst) < 0) {
+			if (errno != ENOENT)
+				continue;
+			/*
+			 * An index without its pack: being deleted (git
+			 * removes the .pack first) or left so. Skipped, so
+			 * that only the first scan to find it so takes it
+			 * for a pack going away.
+			 */
+			memset(&pst, 0, sizeof(pst));
+			pid = fileid_of(&pst);
+			if (!skipped_before(prev, idxpath, &iid, &pid))
+				s->vanished = true;
+			ret = add_skipped(s, idxpath, iid, pid);
+			continue;
+		}
 		pid = fileid_of(&pst);
 		if ((p = reusable(prev, packpath, &iid, &pid))) {
 			ret = add_pack(s, pack_ref(p));
@@ -235,7 +286,9 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 			continue;
 		} else {
 			/* Gone meanwhile (gc), or out of something. */
-			if (ret != -ENOENT)
+			if (ret == -ENOENT)
+				s->vanished = true;
+			else
 				log_msg(LOGL_WARN, "%s: pack skipped: %s",
 				    packpath, strerror(-ret));
 			ret = 0;
@@ -245,6 +298,8 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 			pack_unref(p);
 	}
 	closedir(d);
+	if (ret == 0 && !s->vanished)
+		s->vanished = lost_packs(s, prev, dirno);
 	return ret;
 }
 
@@ -274,13 +329,16 @@ snapshot_build(const struct repo *repo, const struct snapshot *prev,
 	s->rawsz = repo->rawsz;
 	if ((ret = copy_objdirs(s, repo)) < 0)
 		goto fail;
+	/* Loose first: see snapshot.h. */
+	ret = looseset_scan(&s->loose, repo->objdirs, repo->nobjdirs,
+	    repo->rawsz);
+	if (ret < 0)
+		goto fail;
 	for (size_t i = 0; i < repo->nobjdirs; i++)
 		if ((ret = scan_packs(s, repo->objdirs[i], (unsigned)i,
 		    prev)) < 0)
 			goto fail;
-	ret = looseset_scan(&s->loose, repo->objdirs, repo->nobjdirs,
-	    repo->rawsz);
-	if (ret < 0 || (ret = filter_build(s, NULL)) < 0)
+	if ((ret = filter_build(s, NULL)) < 0)
 		goto fail;
 	table_build(s, prev);
 	*out = s;
@@ -305,6 +363,11 @@ snapshot_update(const struct repo *repo, const struct snapshot *prev,
 	s->rawsz = repo->rawsz;
 	if ((ret = copy_objdirs(s, repo)) < 0)
 		goto fail;
+	/* Loose first: see snapshot.h. */
+	ret = looseset_update(&s->loose, &prev->loose, change->touched,
+	    change->ntouched, repo->objdirs);
+	if (ret < 0)
+		goto fail;
 	if (change->packs) {
 		for (size_t i = 0; i < repo->nobjdirs; i++)
 			if ((ret = scan_packs(s, repo->objdirs[i], (unsigned)i,
@@ -323,11 +386,8 @@ snapshot_update(const struct repo *repo, const struct snapshot *prev,
 			    k->pack)) < 0)
 				goto fail;
 		}
+		s->vanished = prev->vanished;
 	}
-	ret = looseset_update(&s->loose, &prev->loose, change->touched,
-	    change->ntouched, repo->objdirs);
-	if (ret < 0)
-		goto fail;
 	ret = filter_build(s, change->packs ? NULL : prev);
 	if (ret < 0)
 		goto fail;

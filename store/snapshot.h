@@ -45,6 +45,24 @@ struct snapshot {
 	struct packtable *table;
 	struct cache *cache;	/* the odb's delta base cache, or NULL */
 	/*
+	 * Which of the odb's scans built it (odb.c counts them as they
+	 * begin): a lookup that failed can tell whether the snapshot now
+	 * published was begun after it, or has to be rebuilt.
+	 */
+	uint64_t scan;
+	/*
+	 * A pack went away while this snapshot was built: an index listed
+	 * had lost its files by the time they were opened, or a pack of
+	 * prev was no longer listed. git renames new packs in before it
+	 * deletes the old ones, but a directory read racing with both may
+	 * see neither, so an id missing from such a snapshot may exist: a
+	 * lookup that misses must scan again before it says so (as git
+	 * re-reads its pack directory after a miss), and the builder had
+	 * better scan again at once. Passed on by updates that keep prev's
+	 * packs.
+	 */
+	bool vanished;
+	/*
 	 * Packs found corrupt, as their two files were: not tried (nor
 	 * logged) again until either file changes.
 	 */
@@ -66,7 +84,9 @@ struct objloc {
 /*
  * Build a snapshot of repo's object directories. Packs of prev (may be
  * NULL) whose files did not change are shared rather than reopened, and
- * so is prev's pack table when the packs come out the same.
+ * so is prev's pack table when the packs come out the same. Loose objects
+ * are read before packs, as git does: an object that moves from loose to
+ * a pack meanwhile is then seen in at least one of them.
  */
 int snapshot_build(const struct repo *repo, const struct snapshot *prev,
     struct snapshot **out);
@@ -83,7 +103,7 @@ struct snapshot_change {
 /*
  * A new snapshot: prev with change applied. Packs are rescanned only when
  * change->packs says so (unchanged ones are shared), loose ids only where
- * touched; change->full rebuilds from scratch.
+ * touched, and before the packs; change->full rebuilds from scratch.
  */
 int snapshot_update(const struct repo *repo, const struct snapshot *prev,
     struct snapshot_change *change, struct snapshot **out);

@@ -353,24 +353,14 @@ collect(struct watch *w)
 	return true;
 }
 
-static void
-publish(struct watch *w)
+/* The objects' part of publish(): one snapshot for the batch. */
+static int
+publish_objects(struct watch *w)
 {
 	struct snapshot_change *c = &w->change;
 	bool alternates = w->alternates;
 	int ret = 0;
 
-	if (w->refs) {
-		w->refs = false;
-		if ((ret = odb_refs_reload(w->odb)) < 0)
-			log_msg(LOGL_ERROR, "reading references: %s",
-			    strerror(-ret));
-	}
-	if (!c->full && !c->packs && !c->ntouched && !alternates) {
-		if (w->published)
-			w->published(w->ctx);
-		return;
-	}
 	/*
 	 * New object directories: learn them and watch them before the
 	 * snapshot that shows them, or what lands there meanwhile is missed.
@@ -399,6 +389,33 @@ publish(struct watch *w)
 	c->full = c->packs = false;
 	c->ntouched = 0;
 	w->alternates = false;
+	return ret;
+}
+
+/*
+ * Publish what the batch of events changed: objects first, then the
+ * references, so that a ref never names an object not yet visible (git
+ * writes the objects before the ref that points to them).
+ */
+static void
+publish(struct watch *w)
+{
+	struct snapshot_change *c = &w->change;
+	bool alternates = w->alternates;
+	int ret;
+
+	if (c->full || c->packs || c->ntouched || alternates)
+		ret = publish_objects(w);
+	else
+		ret = 0;
+	if (w->refs) {
+		int rret;
+
+		w->refs = false;
+		if ((rret = odb_refs_reload(w->odb)) < 0)
+			log_msg(LOGL_ERROR, "reading references: %s",
+			    strerror(-rret));
+	}
 	if (ret == 0 && w->published)
 		w->published(w->ctx);
 }
@@ -450,7 +467,6 @@ run(void *arg)
 	if (w->poll_seconds) {
 		struct pollfd pfd = { .fd = w->stopfd, .events = POLLIN };
 
-		w->signature = signature(w);
 		while (poll(&pfd, 1, (int)w->poll_seconds * 1000) == 0) {
 			uint64_t sig = signature(w);
 
@@ -496,8 +512,13 @@ watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
 		return -errno;
 	}
 	ret = poll_seconds ? odb_objdirs(odb, &w->dirs, &w->ndirs) : setup(w);
-	/* Anything that landed between odb_open() and the watches. */
-	if (ret == 0 && !poll_seconds)
+	/*
+	 * Anything that landed between odb_open() and the watches (or the
+	 * first signature, which a change after it will not match).
+	 */
+	if (ret == 0 && poll_seconds)
+		w->signature = signature(w);
+	if (ret == 0)
 		ret = odb_refresh(odb);
 	if (ret == 0)
 		ret = odb_refs_reload(odb);

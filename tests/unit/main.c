@@ -158,6 +158,7 @@ main(void)
 		{ "idx", test_idx },
 		{ "packtable", test_packtable },
 		{ "snapshot", test_snapshot },
+		{ "snapshot_vanished", test_snapshot_vanished },
 		{ "unpack", test_unpack },
 		{ "reader", test_reader },
 		{ "repo", test_repo },

@@ -8,11 +8,16 @@
  * from present ones must be absent. snapshot_update() must share the
  * table while the packs stay the same and build a new one when a pack is
  * added; snapshot_build() on an unchanged pack directory shares it too.
+ *
+ * test_snapshot_vanished: a snapshot says when a pack went away while it
+ * was built, as git's repack deletes the packs it replaced (.pack, then
+ * .idx), and the scan after it does not unless another one goes.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "oid.h"
 #include "repo.h"
@@ -261,6 +266,88 @@ out:
 	snapshot_free(s4);
 	snapshot_free(s5);
 	snapshot_free(s6);
+	repo_free(repo);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	if (system(path) != 0)
+		diag("could not remove %s", dir);
+}
+
+/* Unlink p's .pack, its .idx, or both. */
+enum cut { CUT_PACK = 1, CUT_IDX = 2, CUT_BOTH = 3 };
+
+static void
+cut_pack(const char *packpath, enum cut what)
+{
+	char idx[4096];
+
+	snprintf(idx, sizeof(idx), "%.*s.idx", (int)strlen(packpath) - 5,
+	    packpath);
+	if (what & CUT_PACK)
+		unlink(packpath);
+	if (what & CUT_IDX)
+		unlink(idx);
+}
+
+void
+test_snapshot_vanished(void)
+{
+	/*
+	 * Each step: which pack of the first snapshot loses which files,
+	 * then whether the next pack scan finds a pack gone and how many
+	 * packs it opens. Step 0 cuts nothing.
+	 */
+	static const struct step {
+		int pack;		/* -1: none */
+		enum cut what;
+		bool loose_only;	/* an update that keeps the packs */
+		bool vanished;
+		size_t npacks;
+		const char *what_for;
+	} steps[] = {
+		{ -1, 0, false, false, 3, "nothing changed" },
+		{ 0, CUT_PACK, false, true, 2, ".pack deleted, .idx left" },
+		{ -1, 0, false, false, 2, "the same .idx still alone" },
+		{ 0, CUT_IDX, false, false, 2, "then its .idx deleted" },
+		{ 1, CUT_BOTH, false, true, 1, "a whole pack deleted" },
+		{ -1, 0, true, true, 1, "loose only: passed on" },
+		{ -1, 0, false, false, 1, "scanned again: clean" },
+	};
+	char dir[] = "/tmp/odbfs-unit.XXXXXX", path[256], *packs[3] = { 0 };
+	struct snapshot *s = NULL, *next;
+	struct repo *repo = NULL;
+	const char *why;
+
+	if (!mkdtemp(dir) || !check_int(unit_sh(setup, dir), 0,
+	    "git made a repository of three packs"))
+		return;
+	snprintf(path, sizeof(path), "%s/repo", dir);
+	if (!check_int(repo_open(path, &repo, &why), 0, "repository opens") ||
+	    !check_int(snapshot_build(repo, NULL, &s), 0, "snapshot built") ||
+	    !check_int((long long)s->npacks, 3, "three packs"))
+		goto out;
+	check(!s->vanished, "a first scan of a still directory: nothing gone");
+	for (size_t i = 0; i < 3; i++)
+		packs[i] = strdup(s->packs[i]->path);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		const struct step *t = &steps[i];
+		struct snapshot_change change = { .packs = !t->loose_only };
+
+		if (t->pack >= 0 && packs[t->pack])
+			cut_pack(packs[t->pack], t->what);
+		if (!check_int(snapshot_update(repo, s, &change, &next), 0,
+		    "vanished: updated: %s", t->what_for))
+			break;
+		snapshot_free(s);
+		s = next;
+		check(s->vanished == t->vanished, "vanished: %s: %s",
+		    t->what_for, t->vanished ? "a pack went" : "none went");
+		check_int((long long)s->npacks, (long long)t->npacks,
+		    "vanished: %s: packs", t->what_for);
+	}
+out:
+	for (size_t i = 0; i < 3; i++)
+		free(packs[i]);
+	snapshot_free(s);
 	repo_free(repo);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	if (system(path) != 0)

@@ -64,6 +64,7 @@ void test_packtable(void);
 void test_reader(void);
 void test_repo(void);
 void test_snapshot(void);
+void test_snapshot_vanished(void);
 void test_unpack(void);
 void test_zio(void);
 
