@@ -50,6 +50,7 @@ struct dirlist {
 	char **names;			/* strings v[].name owns */
 	bool corrupt;
 	char *why;			/* what to log when it says so */
+	size_t more;			/* bad entries after why's */
 };
 
 /* st_ino of the directory at parent/name. */
@@ -1151,9 +1152,10 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 				char hex[OID_HEXSZ_MAX + 1];
 
 				oid_to_hex(hex, node_id(dir), fs->rawsz);
-				if (!l->corrupt && asprintf(&l->why,
-				    BAD_MODE_FMT, BAD_MODE_ARGS(hex, dir,
-				    e)) < 0)
+				if (l->corrupt)
+					l->more++;
+				else if (asprintf(&l->why, BAD_MODE_FMT,
+				    BAD_MODE_ARGS(hex, dir, e)) < 0)
 					l->why = NULL;
 				l->corrupt = true;
 				continue;
@@ -1201,6 +1203,9 @@ dirlist_corrupt(const struct dirlist *l)
 int
 dirlist_error(const struct dirlist *l)
 {
+	if (l->why && l->more)
+		return log_corrupt("%s (and %zu more entries after it)",
+		    l->why, l->more);
 	return l->why ? log_corrupt("%s", l->why) : -EFSCORRUPTED;
 }
 

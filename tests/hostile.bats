@@ -764,7 +764,8 @@ good_entries_served() {
 	[ "$status" -ne 0 ]
 	[[ $output == *"Input/output error"* ]]
 	[ "$(echo "$output" | grep -v 'Input/output error')" = "$(printf 'good\nsub')" ]
-	one_log_line "$tree" "x-in-mode" "offset" "mode git never writes"
+	one_log_line "$tree" "x-in-mode" "offset" "mode git never writes" \
+		"(and 3 more entries after it)"
 	for name in x-in-mode odd-mode long-mode short-mode; do
 		log_mark
 		fails_with "Input/output error" "$MNT/trees/$tree/$name"
