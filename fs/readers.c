@@ -127,6 +127,8 @@ make_room_locked(bool big, uint64_t bytes, struct reader **drop)
 			    slots[i].big == big &&
 			    (!v || slots[i].last < v->last))
 				v = &slots[i];
+		if (!v)
+			break;		/* bytes alone are over the budget */
 		empty_locked(v, &drop[ndrop++]);
 	}
 	return ndrop;
@@ -212,7 +214,11 @@ readers_get(struct odb *odb, const unsigned char *raw, uint64_t size,
 
 	if (size == UINT64_MAX && odb_info(odb, raw, &info) == 0)
 		size = info.size;
-	if (size > BUDGET && size != UINT64_MAX) {
+	/*
+	 * Larger than BIG_BUDGET, it is streamed (stored whole) or refused
+	 * (EFBIG): nothing to make room for.
+	 */
+	if (size > BUDGET && size <= BIG_BUDGET) {
 		struct reader *drop[SLOTS] = { 0 };
 		int ndrop = 0;
 
