@@ -396,3 +396,20 @@ check_offsets() {
 	check_all "$wt"
 	diff <(all_ids "$wt" | sort) <(all_ids "$REPO" | sort)
 }
+
+@test "a blob over 1 GiB is streamed: its first and last MiB are git's" {
+	local repo=$BATS_TEST_TMPDIR/gib id size
+	git init -q --bare "$repo"
+	# 1200 MiB of one byte: about a MiB on disk, loose.
+	id=$(head -c $((1200 * MiB)) /dev/zero | tr '\0' x |
+		git -C "$repo" hash-object -w --stdin)
+	size=$(git -C "$repo" cat-file -s "$id")
+	mount_odbfs "$repo" "$MNT"
+	[ "$(stat -c %s "$MNT/objects/$id")" -eq "$size" ]
+	cmp <(dd if="$MNT/objects/$id" bs=1M count=1 status=none) \
+		<(git -C "$repo" cat-file blob "$id" | head -c "$MiB")
+	cmp <(dd if="$MNT/objects/$id" bs=1M skip=1199 status=none) \
+		<(git -C "$repo" cat-file blob "$id" | tail -c "$MiB")
+	unmount_odbfs "$MNT"
+	[ "$ODBFS_STATUS" -eq 0 ]
+}
