@@ -389,6 +389,7 @@ main(int argc, char **argv)
 		goto out;
 	fs.rawsz = odb_repo(fs.odb)->rawsz;
 	odb_set_verify(fs.odb, conf.verify);
+	odb_set_frozen(fs.odb, refresh < 0);
 	/* Files show who reads them, the one user .odbfs/ lets in. */
 	fs.uid = owner.uid;
 	fs.gid = owner.gid;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "log.h"
@@ -18,6 +19,10 @@
 #define RATE 10
 
 static _Thread_local char last[512];
+static _Thread_local bool holding;	/* see log_hold() */
+static _Thread_local bool held;		/* held_line holds a line */
+static _Thread_local char held_line[512];
+static _Thread_local enum log_level held_level;
 static log_sink_fn *sink;
 static enum log_level max_level = LOGL_INFO;
 
@@ -61,13 +66,12 @@ log_set_sink(log_sink_fn *fn, enum log_level level)
 }
 
 static void
-emit(enum log_level level, const char *fmt, va_list ap)
+out(enum log_level level, const char *line)
 {
 	unsigned long dropped = 0;
 	char note[64];
 
-	vsnprintf(last, sizeof(last), fmt, ap);
-	if (level > max_level || !admit(&dropped))
+	if (!admit(&dropped))
 		return;
 	if (dropped) {
 		snprintf(note, sizeof(note), "%lu log lines suppressed",
@@ -78,9 +82,40 @@ emit(enum log_level level, const char *fmt, va_list ap)
 			fprintf(stderr, "odbfs: %s\n", note);
 	}
 	if (sink)
-		sink(level, last);
+		sink(level, line);
 	else
-		fprintf(stderr, "odbfs: %s\n", last);
+		fprintf(stderr, "odbfs: %s\n", line);
+}
+
+static void
+emit(enum log_level level, const char *fmt, va_list ap)
+{
+	vsnprintf(last, sizeof(last), fmt, ap);
+	if (level > max_level)
+		return;
+	if (!holding) {
+		out(level, last);
+	} else if (!held) {
+		memcpy(held_line, last, sizeof(held_line));
+		held_level = level;
+		held = true;
+	}
+}
+
+void
+log_hold(void)
+{
+	holding = true;
+	held = false;
+}
+
+void
+log_release(bool emit_held)
+{
+	holding = false;
+	if (emit_held && held)
+		out(held_level, held_line);
+	held = false;
 }
 
 void

@@ -11,6 +11,7 @@
 #define ODBFS_LOG_H
 
 #include <errno.h>
+#include <stdbool.h>
 
 /* Corrupt on-disk data: distinct from -ENOENT ("no such object"). */
 #define EFSCORRUPTED EUCLEAN
@@ -27,6 +28,15 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 /* Log corrupt data at LOGL_ERROR and return -EFSCORRUPTED. */
 int log_corrupt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * One failure, one line: between log_hold() and log_release(), this
+ * thread's first line is kept and the others dropped; log_release(true)
+ * then sends the kept line, log_release(false) drops it too. For work that
+ * may fail several ways at once, or be tried again.
+ */
+void log_hold(void);
+void log_release(bool emit_held);
 
 /* The last message this thread logged; valid until its next message. */
 const char *log_last(void);

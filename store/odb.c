@@ -36,6 +36,7 @@ struct odb {
 	pthread_mutex_t refresh_lock;	/* one refresh at a time */
 	atomic_uint_least64_t snapshots;	/* published since open */
 	bool verify;			/* set before any reader runs */
+	bool frozen;			/* set before any reader runs */
 };
 
 /*
@@ -189,7 +190,8 @@ typedef int found_fn(const struct snapshot *s, const struct objloc *loc,
 /*
  * Find raw in the current snapshot and call fn on it, under the read
  * lock; if the snapshot proves stale (see stale()), rescan and try once
- * more.
+ * more, unless the view is frozen. One failure, one log line: the line of
+ * the try that counts (log_hold()).
  */
 static int
 with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
@@ -197,19 +199,28 @@ with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
 {
 	struct objloc loc = { 0 };
 	bool again;
-	int ret, tries = 0;
+	int ret;
 
-	do {
-		struct snapshot *s = snap_enter(odb);
+	for (int tries = 0;; tries++) {
+		struct snapshot *s;
 
+		log_hold();
+		s = snap_enter(odb);
 		ret = -ENOENT;
 		again = false;
 		if (snapshot_find(s, raw, &loc)) {
 			ret = fn(s, &loc, arg);
-			again = stale(ret, &loc);
+			again = stale(ret, &loc) && tries == 0 && !odb->frozen;
 		}
 		snap_exit();
-	} while (again && tries++ == 0 && odb_refresh(odb) == 0);
+		/* The rescan's own lines are held too: this read's are enough. */
+		if (again && odb_refresh(odb) == 0) {
+			log_release(false);
+			continue;
+		}
+		log_release(true);
+		break;
+	}
 	return ret;
 }
 
@@ -250,6 +261,12 @@ void
 odb_set_verify(struct odb *odb, bool verify)
 {
 	odb->verify = verify;
+}
+
+void
+odb_set_frozen(struct odb *odb, bool frozen)
+{
+	odb->frozen = frozen;
 }
 
 int

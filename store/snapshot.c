@@ -137,7 +137,7 @@ reusable(const struct snapshot *prev, const char *path,
 
 		if (fileid_same(&p->file.id, pack) &&
 		    fileid_same(&p->idx.file.id, idx) &&
-		    !strcmp(p->path, path) && !pack_shrank(p))
+		    !strcmp(p->path, path) && !pack_shrank_quietly(p))
 			return p;
 	}
 	return NULL;
