@@ -202,8 +202,14 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 	if ((size_t)snprintf(packdir, sizeof(packdir), "%s/pack", dir) >=
 	    sizeof(packdir))
 		return -ENAMETOOLONG;
-	if (!(d = opendir(packdir)))
-		return errno == ENOENT ? 0 : -errno;
+	/* As git does: say why, and go on without them. */
+	if (!(d = opendir(packdir))) {
+		ret = -errno;
+		if (ret != -ENOENT)
+			log_msg(LOGL_ERROR, "%s: %s: its packs are left out",
+			    packdir, strerror(-ret));
+		return ret == -ENOMEM ? ret : 0;
+	}
 	while (ret == 0 && (de = readdir(d))) {
 		struct stat ist, pst;
 		struct fileid iid, pid;
