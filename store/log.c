@@ -6,10 +6,12 @@
  */
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <xxhash.h>
 
 #include "log.h"
 
@@ -26,10 +28,18 @@ static _Thread_local enum log_level held_level;
 static log_sink_fn *sink;
 static enum log_level max_level = LOGL_INFO;
 
+/*
+ * Lines log_once() sent, by hash: 4096 of them (32 KiB), probed at most
+ * ONCE_PROBE slots; past that, lines go out again (rate-limited still).
+ */
+#define ONCE_SLOTS 4096
+#define ONCE_PROBE 16
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static double tokens = BURST;		/* protected by lock */
 static double refilled;			/* protected by lock */
 static unsigned long suppressed;	/* protected by lock */
+static uint64_t once[ONCE_SLOTS];	/* protected by lock; 0: free */
 
 /* May a line go out now? *dropped: lines held back before it. */
 static bool
@@ -100,6 +110,42 @@ emit(enum log_level level, const char *fmt, va_list ap)
 		held_level = level;
 		held = true;
 	}
+}
+
+/* Was this line sent by log_once() before? Remember it if not. */
+static bool
+said_before(const char *line)
+{
+	uint64_t h = XXH3_64bits(line, strlen(line)) | 1;
+	bool seen = false;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < ONCE_PROBE; i++) {
+		uint64_t *slot = &once[(h + i) % ONCE_SLOTS];
+
+		if (*slot == h) {
+			seen = true;
+			break;
+		}
+		if (*slot == 0) {
+			*slot = h;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return seen;
+}
+
+void
+log_once(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last, sizeof(last), fmt, ap);
+	va_end(ap);
+	if (level <= max_level && !said_before(last))
+		out(level, last);
 }
 
 void

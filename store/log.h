@@ -26,6 +26,14 @@ void log_set_sink(log_sink_fn *sink, enum log_level max_level);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * Log a line the first time only: for what a rescan or a reload finds
+ * again each time (a bad name, a file of the wrong kind), until the
+ * process has remembered a few thousand such lines.
+ */
+void log_once(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Log corrupt data at LOGL_ERROR and return -EFSCORRUPTED. */
 int log_corrupt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

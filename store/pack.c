@@ -101,8 +101,12 @@ pack_open(const char *idxpath, const char *packpath, size_t rawsz,
 	atomic_init(&p->refs, 1);
 	p->serial = atomic_fetch_add(&next_serial, 1);
 	p->dir = dir;
-	/* O_NONBLOCK: a FIFO put in its place must not stop the caller. */
-	fd = open(packpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: a FIFO put in its place must not stop the caller.
+	 * Symlinks are followed, as git follows them; fstat() then checks
+	 * what they lead to.
+	 */
+	fd = open(packpath, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
 		goto fail;

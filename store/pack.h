@@ -54,9 +54,9 @@ struct pack_entry {
 };
 
 /*
- * Open the pack at packpath with the index at idxpath. Neither is followed
- * if it is a symlink, and anything but a regular file is refused (logged)
- * without blocking. On success *out holds one reference.
+ * Open the pack at packpath with the index at idxpath. Symlinks are
+ * followed, as git follows them, and anything but a regular file is
+ * refused (logged) without blocking. On success *out holds one reference.
  */
 int pack_open(const char *idxpath, const char *packpath, size_t rawsz,
     unsigned dir, struct pack **out);

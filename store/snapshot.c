@@ -222,9 +222,20 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 		    de->d_name);
 		snprintf(packpath, sizeof(packpath), "%s/%.*s.pack", packdir,
 		    (int)(n - 4), de->d_name);
-		/* Not regular files: pack_open() refuses them, logged. */
-		if (lstat(idxpath, &ist) < 0 || lstat(packpath, &pst) < 0)
+		/*
+		 * What a symlink leads to, as pack_open() follows it; not
+		 * regular files: pack_open() refuses them, logged.
+		 */
+		if (stat(idxpath, &ist) < 0 || stat(packpath, &pst) < 0) {
+			int err = errno;
+
+			/* Not there yet (git writes the .pack first): quiet. */
+			if (err != ENOENT || (lstat(idxpath, &ist) == 0 &&
+			    lstat(packpath, &pst) == 0))
+				log_once(LOGL_WARN, "%s: %s: pack skipped",
+				    packpath, strerror(err));
 			continue;
+		}
 		iid = fileid_of(&ist);
 		pid = fileid_of(&pst);
 		if ((p = reusable(prev, packpath, &iid, &pid))) {
@@ -239,12 +250,18 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 			/* Logged where it was found; not tried again. */
 			ret = add_skipped(s, idxpath, iid, pid);
 			continue;
-		} else {
+		} else if (ret == -ENOENT || ret == -ENOMEM || ret == -EMFILE) {
 			/* Gone meanwhile (gc), or out of something. */
 			if (ret != -ENOENT)
 				log_msg(LOGL_WARN, "%s: pack skipped: %s",
 				    packpath, strerror(-ret));
 			ret = 0;
+			continue;
+		} else {
+			/* EACCES, ELOOP: said once, until the files change. */
+			log_msg(LOGL_WARN, "%s: pack skipped: %s", packpath,
+			    strerror(-ret));
+			ret = add_skipped(s, idxpath, iid, pid);
 			continue;
 		}
 		if (ret < 0)
