@@ -5,6 +5,7 @@
  * lookup path.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -621,11 +622,23 @@ static int
 add_objdir(struct repo *repo, const char *dir, unsigned depth)
 {
 	char *real = realpath(dir, NULL), **grown;
+	struct stat st;
+	DIR *d = NULL;
+	int err = 0;
 
-	if (!real || !is_dir(real)) {
+	/* Why it cannot be used, as the system says: EACCES is not ENOTDIR. */
+	if (!real || stat(real, &st) < 0)
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (depth && !(d = opendir(real)))
+		err = errno;
+	if (d)
+		closedir(d);
+	if (err) {
 		if (depth)
-			log_msg(LOGL_WARN, "alternate %s is not a directory: "
-			    "ignored", dir);
+			log_msg(LOGL_WARN, "alternate %s: %s: ignored", dir,
+			    strerror(err));
 		free(real);
 		return depth ? 0 : -ENOENT;
 	}

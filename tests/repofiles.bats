@@ -485,3 +485,33 @@ packs_are() {
 	within_a_second packs_are 1
 	check_mount_objects "$REPO" "$MNT"
 }
+
+@test "broken refs, malformed packed-refs lines and bad names: one log line each, not one per reload" {
+	local main i
+	main=$(git -C "$REPO" rev-parse main)
+	printf 'not a ref at all\n' >"$GITDIR/refs/heads/broken"
+	printf 'ref: refs/heads/..bad\n' >"$GITDIR/refs/heads/badtarget"
+	printf '%s\n' "$main" >"$GITDIR/refs/heads/bad..name"
+	{
+		echo "xyz refs/heads/junk-line"
+		echo "$main"
+		echo "$main refs/heads/also..bad"
+	} >>"$GITDIR/packed-refs"
+	# git calls them broken too, and resolves the good ones.
+	! git -C "$REPO" rev-parse --verify -q refs/heads/broken
+	mount_odbfs "$REPO" "$MNT"
+	ref_is heads/main "$main"
+	[ ! -e "$MNT/refs/heads/broken" ] && [ ! -e "$MNT/refs/heads/badtarget" ]
+	# Reloads: a ref moved three times.
+	for i in 1 2 3; do
+		git -C "$REPO" update-ref refs/heads/moving "$(git -C "$REPO" rev-parse "main~$i")"
+		within_a_second ref_is heads/moving "$(git -C "$REPO" rev-parse "main~$i")"
+	done
+	logged_once "$GITDIR/refs/heads/broken: broken ref"
+	logged_once "$GITDIR/refs/heads/badtarget: broken ref"
+	logged_once "$GITDIR/refs/heads/bad..name: ref name not shown"
+	logged_once "packed-refs: malformed line at offset $(grep -b -m1 '^xyz' "$GITDIR/packed-refs" | cut -d: -f1)"
+	logged_once "packed-refs: malformed line at offset $(grep -b -x -m1 "$main" "$GITDIR/packed-refs" | cut -d: -f1)"
+	logged_once "packed-refs: ref name not shown: refs/heads/also..bad"
+	[ "$(wc -l <"$MNT.log")" -eq 6 ]
+}
