@@ -88,7 +88,13 @@ teardown() {
 	[ "$lines" -ge 1 ]
 	[ "$lines" -le "$allowed" ]
 	[ "$lines" -lt 300 ]
-	grep -q "suppressed" "$mnt.log"
+	# Every line held back is counted once the window ends, even with
+	# no line after it: what went out and what was held make 300.
+	sleep 0.5
+	lines=$(grep -c "$path" "$mnt.log")
+	held=$(awk '/more lines like this held back/ { n += $2 } END { print n + 0 }' "$mnt.log")
+	echo "# $lines lines out, $held held back" >&3
+	[ $((lines + held)) -eq 300 ]
 	kill -0 "$ODBFS_PID"
 }
 
