@@ -137,8 +137,15 @@ one_line_error() {
 	[[ "$stderr" == *refresh=sometimes* ]]
 	one_line_error -o loglevel=loud "$repo" "$mnt"
 	[[ "$stderr" == *loglevel=loud* ]]
-	one_line_error -o negative_timeout=-1 "$repo" "$mnt"
-	[[ "$stderr" == *negative_timeout* ]]
+	for t in -1 nan NaN inf -inf 1e999 1x "" -0.5; do
+		one_line_error -o "negative_timeout=$t" "$repo" "$mnt"
+		[[ "$stderr" == *"negative_timeout=$t:"* ]]
+	done
+}
+
+@test "negative_timeout takes a number of seconds, fractions too" {
+	mount_odbfs "$repo" "$mnt" -o negative_timeout=0.5
+	[ ! -e "$mnt/objects/$(printf '%040d' 0)" ]
 }
 
 @test "the manual pages render without warnings" {
