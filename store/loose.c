@@ -342,8 +342,10 @@ loose_open(struct loose *lo, const char *dir, const unsigned char *raw,
 	if ((size_t)snprintf(lo->path, sizeof(lo->path), "%s/%.2s/%s", dir,
 	    hex, hex + 2) >= sizeof(lo->path))
 		return -ENAMETOOLONG;
-	/* O_NONBLOCK: a FIFO put in its place must not stop the caller. */
-	/* Symlinks are followed, as git follows them. */
+	/*
+	 * O_NONBLOCK: a FIFO put in its place must not stop the caller.
+	 * Symlinks are followed, as git follows them.
+	 */
 	fd = open(lo->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ELOOP ? -ENOENT : -errno;

@@ -191,7 +191,7 @@ typedef int found_fn(const struct snapshot *s, const struct objloc *loc,
  * Find raw in the current snapshot and call fn on it, under the read
  * lock; if the snapshot proves stale (see stale()), rescan and try once
  * more, unless the view is frozen. One failure, one log line: the line of
- * the try that counts (log_hold()).
+ * the last try (log_hold()).
  */
 static int
 with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
@@ -213,13 +213,14 @@ with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
 			again = stale(ret, &loc) && tries == 0 && !odb->frozen;
 		}
 		snap_exit();
-		/* The rescan's own lines are held too: this read's are enough. */
-		if (again && odb_refresh(odb) == 0) {
-			log_release(false);
-			continue;
-		}
-		log_release(true);
-		break;
+		log_release(!again);
+		if (!again)
+			break;
+		/*
+		 * The rescan's lines are its own. Should it fail, the same
+		 * snapshot is tried again, to fail as before and say so.
+		 */
+		(void)odb_refresh(odb);
 	}
 	return ret;
 }
