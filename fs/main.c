@@ -19,7 +19,9 @@
  *   owner_root()     fuse_session_unmount() at the end
  */
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -45,7 +47,7 @@
 
 struct config {
 	char *repo;
-	double negative_timeout;
+	char *negative_timeout;	/* seconds, as given */
 	char *refresh;		/* watch, never, poll=SECONDS */
 	char *loglevel;		/* error, warn, info, debug */
 	int verify;		/* hash every object read */
@@ -56,7 +58,7 @@ struct config {
 
 #define OPT(t, p) { t, offsetof(struct config, p), 1 }
 static const struct fuse_opt config_opts[] = {
-	OPT("negative_timeout=%lf", negative_timeout),
+	OPT("negative_timeout=%s", negative_timeout),
 	OPT("refresh=%s", refresh),
 	OPT("loglevel=%s", loglevel),
 	OPT("verify", verify),
@@ -81,6 +83,23 @@ parse_refresh(const char *s)
 		return -2;
 	n = strtol(s + 5, &end, 10);
 	return *end || end == s + 5 || n < 1 || n > 86400 ? -2 : n;
+}
+
+/*
+ * -o negative_timeout=: seconds, a finite number >= 0 and nothing after it
+ * (scanf would take "nan", "inf" and "1x"); default 1. -1 if invalid.
+ */
+static double
+parse_seconds(const char *s)
+{
+	char *end;
+	double t;
+
+	if (!s)
+		return 1.0;
+	errno = 0;
+	t = strtod(s, &end);
+	return end == s || *end || errno || !isfinite(t) || t < 0 ? -1 : t;
 }
 
 /* Is path an empty directory? Mounting on a full one would hide it. */
@@ -330,13 +349,14 @@ int
 main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct config conf = { .negative_timeout = 1.0 };
+	struct config conf = { 0 };
 	struct fuse_cmdline_opts opts = { 0 };
 	struct fuse_loop_config loop = { 0 };
 	struct fuse_session *se = NULL;
 	struct odbfs fs = { 0 };
 	struct watch *watch = NULL;
 	struct owner owner = { 0 };
+	double negative_timeout;
 	long refresh;
 	int ret = 1, err, level;
 
@@ -373,9 +393,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 	log_set_sink(NULL, (enum log_level)level);
-	if (conf.negative_timeout < 0) {
-		fprintf(stderr, "odbfs: negative_timeout must not be "
-		    "negative\n");
+	if ((negative_timeout = parse_seconds(conf.negative_timeout)) < 0) {
+		fprintf(stderr, "odbfs: negative_timeout=%s: expected a number "
+		    "of seconds, 0 or more\n", conf.negative_timeout);
 		goto out;
 	}
 	if (!empty_dir(opts.mountpoint)) {
@@ -388,10 +408,11 @@ main(int argc, char **argv)
 		goto out;
 	fs.rawsz = odb_repo(fs.odb)->rawsz;
 	odb_set_verify(fs.odb, conf.verify);
+	odb_set_frozen(fs.odb, refresh < 0);
 	/* Files show who reads them, the one user .odbfs/ lets in. */
 	fs.uid = owner.uid;
 	fs.gid = owner.gid;
-	fs.negative_timeout = conf.negative_timeout;
+	fs.negative_timeout = negative_timeout;
 	fs.nometa = conf.nometa;
 	node_init();
 	for (unsigned b = 0; b < 256; b++)
@@ -475,6 +496,7 @@ out:
 	free(opts.mountpoint);
 	free(conf.repo);
 	free(conf.refresh);
+	free(conf.negative_timeout);
 	free(conf.loglevel);
 	free(conf.owner);
 	fuse_opt_free_args(&args);

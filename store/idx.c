@@ -86,8 +86,12 @@ idx_open(struct idx *idx, const char *path, size_t rawsz)
 	int fd, ret;
 
 	memset(idx, 0, sizeof(*idx));
-	/* O_NONBLOCK: a FIFO put in its place must not stop the caller. */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: a FIFO put in its place must not stop the caller.
+	 * Symlinks are followed, as git follows them; fstat() then checks
+	 * what they lead to.
+	 */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {

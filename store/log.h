@@ -11,6 +11,7 @@
 #define ODBFS_LOG_H
 
 #include <errno.h>
+#include <stdbool.h>
 
 /* Corrupt on-disk data: distinct from -ENOENT ("no such object"). */
 #define EFSCORRUPTED EUCLEAN
@@ -25,8 +26,25 @@ void log_set_sink(log_sink_fn *sink, enum log_level max_level);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * Log a line the first time only: for what a rescan or a reload finds
+ * again each time (a bad name, a file of the wrong kind), until the
+ * process has remembered a few thousand such lines.
+ */
+void log_once(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Log corrupt data at LOGL_ERROR and return -EFSCORRUPTED. */
 int log_corrupt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * One failure, one line: between log_hold() and log_release(), this
+ * thread's first line is kept and the others dropped; log_release(true)
+ * then sends the kept line, log_release(false) drops it too. For work that
+ * may fail several ways at once, or be tried again.
+ */
+void log_hold(void);
+void log_release(bool emit_held);
 
 /* The last message this thread logged; valid until its next message. */
 const char *log_last(void);

@@ -48,11 +48,42 @@ cmp_rec(const void *a, const void *b, void *recsz)
 	return memcmp(a, b, *(size_t *)recsz);
 }
 
+/*
+ * A loose file git would read: a regular file, or a symlink to one, as
+ * git follows it. Anything else of an id's name (a FIFO, a directory, a
+ * dangling symlink) is left out, said once for the path (objects/xx/name).
+ */
+static bool
+usable(int dirfd, const char *name, unsigned char d_type, const char *objdir,
+    const char *path)
+{
+	struct stat st;
+
+	if (d_type == DT_REG)
+		return true;
+	if (d_type == DT_LNK || d_type == DT_UNKNOWN) {
+		if (fstatat(dirfd, name, &st, 0) < 0) {
+			/* Gone since readdir (gc), unless a symlink is left. */
+			if (errno != ENOENT || fstatat(dirfd, name, &st,
+			    AT_SYMLINK_NOFOLLOW) == 0)
+				log_once(LOGL_ERROR, "%s/%s: loose object: %s: "
+				    "left out", objdir, path, strerror(errno));
+			return false;
+		}
+		if (S_ISREG(st.st_mode))
+			return true;
+	}
+	log_once(LOGL_ERROR, "%s/%s: loose object is not a regular file: left "
+	    "out", objdir, path);
+	return false;
+}
+
 /* Scan one objects/xx directory. */
 static int
-scan_fanout(struct builder *b, int objfd, unsigned byte, unsigned dir)
+scan_fanout(struct builder *b, int objfd, const char *objdir, unsigned byte,
+    unsigned dir)
 {
-	char name[3], hex[OID_HEXSZ_MAX + 1];
+	char name[3], hex[OID_HEXSZ_MAX + 1], path[OID_HEXSZ_MAX + 2];
 	unsigned char raw[OID_RAWSZ_MAX];
 	size_t want = 2 * b->rawsz - 2;
 	struct dirent *de;
@@ -70,20 +101,16 @@ scan_fanout(struct builder *b, int objfd, unsigned byte, unsigned dir)
 		return -errno;
 	}
 	while ((de = readdir(d))) {
-		struct stat st;
-
 		if (strlen(de->d_name) != want)
 			continue;
-		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(fd, de->d_name, &st,
-			    AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-				continue;
-		} else if (de->d_type != DT_REG) {
-			continue;
-		}
 		memcpy(hex, name, 2);
 		memcpy(hex + 2, de->d_name, want + 1);
 		if (!oid_parse_hex(raw, hex, b->rawsz))
+			continue;
+		/* xx/ and the rest of the hex, want bytes: it fits. */
+		snprintf(path, sizeof(path), "%s/%.*s", name, (int)want,
+		    de->d_name);
+		if (!usable(fd, de->d_name, de->d_type, objdir, path))
 			continue;
 		if ((ret = add(b, raw, dir)) < 0)
 			break;
@@ -108,7 +135,8 @@ looseset_scan(struct looseset *set, char *const *dirs, size_t ndirs,
 		if (objfd < 0)
 			continue;
 		for (unsigned byte = 0; byte < 256 && ret == 0; byte++)
-			ret = scan_fanout(&b, objfd, byte, (unsigned)d);
+			ret = scan_fanout(&b, objfd, dirs[d], byte,
+			    (unsigned)d);
 		close(objfd);
 	}
 	if (ret < 0)
@@ -151,16 +179,21 @@ cmp_touch(const void *a, const void *b, void *rawsz)
 	return c ? c : (x->dir > y->dir) - (x->dir < y->dir);
 }
 
-/* Is there a regular loose file for raw in dir? */
+/* Is there a loose file git would read for raw in dir? See usable(). */
 static bool
 loose_exists(const char *dir, const unsigned char *raw, size_t rawsz)
 {
-	char hex[OID_HEXSZ_MAX + 1], path[4096];
+	char hex[OID_HEXSZ_MAX + 1], name[OID_HEXSZ_MAX + 2], path[4096];
 	struct stat st;
 
 	oid_to_hex(hex, raw, rawsz);
-	snprintf(path, sizeof(path), "%s/%.2s/%s", dir, hex, hex + 2);
-	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+	snprintf(name, sizeof(name), "%.2s/%s", hex, hex + 2);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* Not there (deleted, the common case): nothing to say. */
+	if (lstat(path, &st) < 0)
+		return false;
+	return usable(AT_FDCWD, path, S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN,
+	    dir, name);
 }
 
 int
@@ -311,8 +344,11 @@ loose_open(struct loose *lo, const char *dir, const unsigned char *raw,
 	if ((size_t)snprintf(lo->path, sizeof(lo->path), "%s/%.2s/%s", dir,
 	    hex, hex + 2) >= sizeof(lo->path))
 		return -ENAMETOOLONG;
-	/* O_NONBLOCK: a FIFO put in its place must not stop the caller. */
-	fd = open(lo->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: a FIFO put in its place must not stop the caller.
+	 * Symlinks are followed, as git follows them.
+	 */
+	fd = open(lo->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ELOOP ? -ENOENT : -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {

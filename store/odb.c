@@ -43,6 +43,7 @@ struct odb {
 	atomic_uint_least64_t snapshots;	/* published since open */
 	atomic_uint_least64_t scans;	/* begun since open */
 	bool verify;			/* set before any reader runs */
+	bool frozen;			/* set before any reader runs */
 };
 
 /*
@@ -204,7 +205,7 @@ odb_has(struct odb *odb, const unsigned char *raw)
 		struct snapshot *s = snap_enter(odb);
 
 		found = snapshot_find(s, raw, NULL);
-		suspect = !found && s->vanished;
+		suspect = !found && s->vanished && !odb->frozen;
 		snap_exit();
 		if (!suspect || tries == ODB_RECHECKS || recheck(odb) < 0)
 			return found;
@@ -234,7 +235,9 @@ typedef int found_fn(const struct snapshot *s, const struct objloc *loc,
 /*
  * Find raw in the current snapshot and call fn on it, under the read
  * lock; if the snapshot proves stale (see stale()), or misses while a
- * pack went away (see recheck()), rescan and try again.
+ * pack went away (see recheck()), rescan and try again, unless the view
+ * is frozen. One failure, one log line: the line of the last try
+ * (log_hold()).
  */
 static int
 with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
@@ -245,8 +248,10 @@ with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
 	int ret;
 
 	for (int tries = 0;; tries++) {
-		struct snapshot *s = snap_enter(odb);
+		struct snapshot *s;
 
+		log_hold();
+		s = snap_enter(odb);
 		ret = -ENOENT;
 		again = s->vanished;
 		if (snapshot_find(s, raw, &loc)) {
@@ -254,8 +259,15 @@ with_object(struct odb *odb, const unsigned char *raw, found_fn *fn,
 			again = stale(ret, &loc);
 		}
 		snap_exit();
-		if (!again || tries == ODB_RECHECKS || recheck(odb) < 0)
+		again = again && !odb->frozen && tries < ODB_RECHECKS;
+		log_release(!again);
+		if (!again)
 			return ret;
+		/*
+		 * The rescan's lines are its own. Should it fail, the same
+		 * snapshot is tried again, to fail as before and say so.
+		 */
+		(void)recheck(odb);
 	}
 }
 
@@ -296,6 +308,12 @@ void
 odb_set_verify(struct odb *odb, bool verify)
 {
 	odb->verify = verify;
+}
+
+void
+odb_set_frozen(struct odb *odb, bool frozen)
+{
+	odb->frozen = frozen;
 }
 
 int

@@ -79,6 +79,12 @@ int odb_refs_reload(struct odb *odb);
  */
 void odb_set_verify(struct odb *odb, bool verify);
 
+/*
+ * With frozen (-o refresh=never), a read that finds the snapshot stale
+ * fails rather than rescanning: the view stays what it was at mount.
+ */
+void odb_set_frozen(struct odb *odb, bool frozen);
+
 /* Open the object for reading; see reader.h. */
 int odb_reader_open(struct odb *odb, const unsigned char *raw,
     struct reader **out);

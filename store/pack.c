@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -99,8 +101,12 @@ pack_open(const char *idxpath, const char *packpath, size_t rawsz,
 	atomic_init(&p->refs, 1);
 	p->serial = atomic_fetch_add(&next_serial, 1);
 	p->dir = dir;
-	/* O_NONBLOCK: a FIFO put in its place must not stop the caller. */
-	fd = open(packpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: a FIFO put in its place must not stop the caller.
+	 * Symlinks are followed, as git follows them; fstat() then checks
+	 * what they lead to.
+	 */
+	fd = open(packpath, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
 		goto fail;
@@ -144,7 +150,7 @@ pack_open(const char *idxpath, const char *packpath, size_t rawsz,
 	else if (memcmp(p->idx.pack_checksum, p->map + p->end, rawsz))
 		log_msg(LOGL_WARN, "%s: pack checksum does not match %s",
 		    packpath, idxpath);
-	if (pack_shrank(p)) {
+	if (pack_shrank_quietly(p)) {
 		ret = -EFSCORRUPTED;
 		goto fail;
 	}
@@ -156,22 +162,43 @@ fail:
 	return ret;
 }
 
+/* Did a file of p shrink under a read? *data: its .pack; *off: where. */
+static bool
+shrank(struct pack *p, bool *data, uint64_t *off)
+{
+	*off = 0;
+	*data = true;
+	if (map_shrank(&p->file, off))
+		goto yes;
+	*data = false;
+	if (!map_shrank(&p->idx.file, off))
+		return atomic_load_explicit(&p->shrank, memory_order_relaxed);
+yes:
+	atomic_store_explicit(&p->shrank, true, memory_order_relaxed);
+	return true;
+}
+
+bool
+pack_shrank_quietly(struct pack *p)
+{
+	bool data;
+	uint64_t off;
+
+	return shrank(p, &data, &off);
+}
+
 bool
 pack_shrank(struct pack *p)
 {
-	uint64_t off;
 	bool data;
+	uint64_t off;
 
-	if (atomic_load_explicit(&p->shrank, memory_order_relaxed))
-		return true;
-	if (!(data = map_shrank(&p->file, &off)) &&
-	    !map_shrank(&p->idx.file, &off))
+	if (!shrank(p, &data, &off))
 		return false;
 	/* Its index is the .pack path with .idx for .pack. */
-	if (!atomic_exchange(&p->shrank, true))
-		log_corrupt("%.*s.%s: file shrank while it was read "
-		    "(offset %llu)", (int)(strlen(p->path) - 5), p->path,
-		    data ? "pack" : "idx", (unsigned long long)off);
+	log_corrupt("%.*s.%s: file shrank while it was read (offset %llu)",
+	    (int)(strlen(p->path) - 5), p->path, data ? "pack" : "idx",
+	    (unsigned long long)off);
 	return true;
 }
 
@@ -190,9 +217,27 @@ pack_unref(struct pack *p)
 	free(p);
 }
 
-int
-pack_entry_parse(const unsigned char *map, size_t end, size_t rawsz,
-    uint64_t off, struct pack_entry *e, const char *name)
+static _Thread_local char why_buf[256];
+
+static int
+bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why_buf, sizeof(why_buf), fmt, ap);
+	va_end(ap);
+	return -EFSCORRUPTED;
+}
+
+/*
+ * Parse the entry header at off; on corrupt data, -EFSCORRUPTED with what
+ * was wrong in why_buf, logged by the caller: a pack that shrank under
+ * the parse says so instead.
+ */
+static int
+entry_parse(const unsigned char *map, size_t end, size_t rawsz,
+    uint64_t off, struct pack_entry *e)
 {
 	const unsigned char *p, *stop = map + end;
 	unsigned char c;
@@ -204,16 +249,16 @@ pack_entry_parse(const unsigned char *map, size_t end, size_t rawsz,
 	if (off == PACK_OFF_BAD)
 		return -EFSCORRUPTED;
 	if (off < PACK_HEADER_SIZE || off >= end)
-		return log_corrupt("%s: entry offset %llu is outside the pack",
-		    name, (unsigned long long)off);
+		return bad("entry offset %llu is outside the pack",
+		    (unsigned long long)off);
 	p = map + off;
 	c = *p++;
 	e->type = (enum obj_type)((c >> 4) & 7);
 	size = c & 15;
 	while (c & 0x80) {
 		if (p >= stop || shift > 57)
-			return log_corrupt("%s: entry size at offset %llu is "
-			    "truncated or too long", name,
+			return bad("entry size at offset %llu is "
+			    "truncated or too long",
 			    (unsigned long long)off);
 		c = *p++;
 		size |= (uint64_t)(c & 0x7f) << shift;
@@ -235,15 +280,15 @@ pack_entry_parse(const unsigned char *map, size_t end, size_t rawsz,
 		rel = c & 0x7f;
 		while (c & 0x80) {
 			if (p >= stop || rel >> 56)
-				return log_corrupt("%s: delta base offset at "
+				return bad("delta base offset at "
 				    "offset %llu is truncated or too long",
-				    name, (unsigned long long)off);
+				    (unsigned long long)off);
 			c = *p++;
 			rel = ((rel + 1) << 7) | (c & 0x7f);
 		}
 		if (rel == 0 || rel > off - PACK_HEADER_SIZE)
-			return log_corrupt("%s: delta at offset %llu names a "
-			    "base %llu bytes back, outside the pack", name,
+			return bad("delta at offset %llu names a "
+			    "base %llu bytes back, outside the pack",
 			    (unsigned long long)off, (unsigned long long)rel);
 		e->base_off = off - rel;
 		break;
@@ -255,8 +300,8 @@ pack_entry_parse(const unsigned char *map, size_t end, size_t rawsz,
 		p += rawsz;
 		break;
 	default:
-		return log_corrupt("%s: entry at offset %llu has invalid "
-		    "type %u", name, (unsigned long long)off, e->type);
+		return bad("entry at offset %llu has invalid "
+		    "type %u", (unsigned long long)off, e->type);
 	}
 	if (p >= stop)
 		goto truncated;
@@ -264,12 +309,29 @@ pack_entry_parse(const unsigned char *map, size_t end, size_t rawsz,
 	e->datalen = (size_t)(stop - p);
 	return 0;
 truncated:
-	return log_corrupt("%s: entry at offset %llu is truncated", name,
+	return bad("entry at offset %llu is truncated",
 	    (unsigned long long)off);
+}
+
+int
+pack_entry_parse(const unsigned char *map, size_t end, size_t rawsz,
+    uint64_t off, struct pack_entry *e, const char *name)
+{
+	int ret = entry_parse(map, end, rawsz, off, e);
+
+	if (ret == -EFSCORRUPTED && off != PACK_OFF_BAD)
+		return log_corrupt("%s: %s", name, why_buf);
+	return ret;
 }
 
 int
 pack_entry(const struct pack *p, uint64_t off, struct pack_entry *e)
 {
-	return pack_entry_parse(p->map, p->end, p->idx.rawsz, off, e, p->path);
+	int ret = entry_parse(p->map, p->end, p->idx.rawsz, off, e);
+
+	/* Zeros where pages went: the shrink is the news, not the zeros. */
+	if (ret != -EFSCORRUPTED || off == PACK_OFF_BAD ||
+	    pack_shrank((struct pack *)p))
+		return ret;
+	return log_corrupt("%s: %s", p->path, why_buf);
 }

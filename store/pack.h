@@ -37,7 +37,7 @@ struct pack {
 	size_t end;		/* where entries stop: size - rawsz */
 	unsigned dir;		/* which object directory it lives in */
 	char *path;		/* the .pack path, for log lines */
-	atomic_bool shrank;	/* pack_shrank() said so, and logged it */
+	atomic_bool shrank;	/* pack_shrank() found it so */
 	_Atomic uint64_t *types;	/* see pack_delta_type(); may be NULL */
 	uint64_t types_mask;
 };
@@ -54,19 +54,23 @@ struct pack_entry {
 };
 
 /*
- * Open the pack at packpath with the index at idxpath. Neither is followed
- * if it is a symlink, and anything but a regular file is refused (logged)
- * without blocking. On success *out holds one reference.
+ * Open the pack at packpath with the index at idxpath. Symlinks are
+ * followed, as git follows them, and anything but a regular file is
+ * refused (logged) without blocking. On success *out holds one reference.
  */
 int pack_open(const char *idxpath, const char *packpath, size_t rawsz,
     unsigned dir, struct pack **out);
 
 /*
- * Did a read of either of p's files find its page gone? Then it logs, once
- * for the pack, which file shrank and where, and says yes: whatever was
- * read from p since is not to be trusted.
+ * Did a read of either of p's files find its page gone? Then it logs which
+ * file shrank and where, each time it says yes (a read that fails several
+ * ways holds all but one line: log_hold()), and whatever was read from p
+ * since is not to be trusted.
  */
 bool pack_shrank(struct pack *p);
+
+/* The same question, not logged: for the rescan's bookkeeping. */
+bool pack_shrank_quietly(struct pack *p);
 
 static inline struct pack *
 pack_ref(struct pack *p)

@@ -183,15 +183,26 @@ read_packed(const struct repo *repo, struct refs *refs,
 		return ret == -ENOENT || ret == -ENOTREG ? 0 : ret;
 	for (line = strtok_r(text, "\n", &save); line && ret == 0;
 	    line = strtok_r(NULL, "\n", &save)) {
+		size_t off = (size_t)(line - text);
+		bool ok;
+
 		if (line[0] == '#' || line[0] == '^')
 			continue;
-		if (strlen(line) < 2 * b->rawsz + 2 || line[2 * b->rawsz] != ' ')
+		ok = strlen(line) >= 2 * b->rawsz + 2 &&
+		    line[2 * b->rawsz] == ' ';
+		if (ok) {
+			line[2 * b->rawsz] = '\0';
+			ok = oid_parse_hex(id, line, b->rawsz);
+		}
+		/* git dies of such a line; the others still serve here. */
+		if (!ok) {
+			log_once(LOGL_WARN, "%s: malformed line at offset %zu: "
+			    "ignored", path, off);
 			continue;
-		line[2 * b->rawsz] = '\0';
-		if (!oid_parse_hex(id, line, b->rawsz))
-			continue;
+		}
+		/* Said once for the name, not at every reload. */
 		if (!refname_ok(line + 2 * b->rawsz + 1)) {
-			log_msg(LOGL_WARN, "%s: ref name not shown: %s", path,
+			log_once(LOGL_WARN, "%s: ref name not shown: %s", path,
 			    line + 2 * b->rawsz + 1);
 			continue;
 		}
@@ -243,13 +254,25 @@ walk(const struct repo *repo, const char *rel, struct builder *b,
 			continue;
 		if (!refname_ok(child)) {
 			if (!strstr(child, ".lock"))
-				log_msg(LOGL_WARN, "%s: ref name not shown",
+				log_once(LOGL_WARN, "%s: ref name not shown",
 				    path);
 			continue;
 		}
-		if (resolve(repo->commondir, child, b->rawsz, packed, id,
-		    0) == 0)
+		switch (resolve(repo->commondir, child, b->rawsz, packed, id,
+		    0)) {
+		case 0:
 			ret = add(b, child, id);
+			break;
+		case -EINVAL:
+			/* As git: "ignoring broken ref"; once, not per reload. */
+			log_once(LOGL_WARN, "%s: broken ref (neither an id nor "
+			    "'ref: NAME' at offset 0): not shown", path);
+			break;
+		case -ELOOP:
+			log_once(LOGL_WARN, "%s: symbolic refs nested deeper "
+			    "than %d: not shown", path, REFS_MAX_SYMREF_DEPTH);
+			break;
+		}
 	}
 	closedir(d);
 	return ret;

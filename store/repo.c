@@ -8,6 +8,7 @@
  * directory on the way, through repo_locate(), before anything is read.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -721,11 +722,79 @@ read_format(struct repo *repo, const char **why)
 static int
 add_objdir(struct repo *repo, const char *dir, unsigned depth);
 
-/* Follow dir/info/alternates: one path a line, '#' comments. */
+/*
+ * A C-style quoted path at q (its opening '"'), as git's unquote_c_style()
+ * reads it: \a \b \f \n \r \t \v \\ \" and three octal digits. The
+ * path (malloc'd) in *out and where it stopped, after the closing quote,
+ * in *end; -EINVAL when it is not well quoted (git then takes the line as
+ * it is), or holds a NUL, which no path can.
+ */
+static int
+unquote_c(const char *q, char **out, const char **end)
+{
+	size_t n = 0;
+	char *buf;
+	int ch;
+
+	*out = NULL;
+	if (*q != '"')
+		return -EINVAL;
+	/* The unquoted path is shorter than what quotes it. */
+	if (!(buf = malloc(strlen(q))))
+		return -ENOMEM;
+	q++;
+	for (;;) {
+		size_t len = strcspn(q, "\"\\");
+
+		memcpy(buf + n, q, len);
+		n += len;
+		q += len;
+		if (*q == '"') {
+			buf[n] = '\0';
+			*out = buf;
+			*end = q + 1;
+			return 0;
+		}
+		if (*q++ != '\\')
+			break;
+		switch ((ch = *q++)) {
+		case 'a': ch = '\a'; break;
+		case 'b': ch = '\b'; break;
+		case 'f': ch = '\f'; break;
+		case 'n': ch = '\n'; break;
+		case 'r': ch = '\r'; break;
+		case 't': ch = '\t'; break;
+		case 'v': ch = '\v'; break;
+		case '\\':
+		case '"':
+			break;
+		case '0': case '1': case '2': case '3':
+			if (q[0] < '0' || q[0] > '7' || q[1] < '0' || q[1] > '7')
+				goto bad;
+			ch = (ch - '0') << 6 | (q[0] - '0') << 3 | (q[1] - '0');
+			q += 2;
+			if (ch)
+				break;
+			/* fall through: a NUL ends no path well */
+		default:
+			goto bad;
+		}
+		buf[n++] = (char)ch;
+	}
+bad:
+	free(buf);
+	return -EINVAL;
+}
+
+/*
+ * Follow dir/info/alternates: one path a line, '#' comments, a line that
+ * starts with '"' unquoted as git does (parse_alt_odb_entry()).
+ */
 static int
 add_alternates(struct repo *repo, const char *dir, unsigned depth)
 {
-	char *path, *text = NULL, *line, *save = NULL;
+	char *path, *text = NULL, *line;
+	const char *at, *end;
 	int ret = 0;
 
 	if (!(path = join(dir, "info/alternates")))
@@ -739,20 +808,40 @@ add_alternates(struct repo *repo, const char *dir, unsigned depth)
 		free(path);
 		return ret == -ENOMEM ? ret : 0;
 	}
-	for (line = strtok_r(text, "\n", &save); line && ret == 0;
-	    line = strtok_r(NULL, "\n", &save)) {
+	for (at = text; *at && ret == 0; at = *end ? end + 1 : end) {
 		char *alt;
 
-		chomp(line);
-		if (!*line || *line == '#')
+		line = NULL;
+		if (*at == '#') {
+			end = strchrnul(at, '\n');
 			continue;
+		}
+		/* A quoted path may even hold a newline, as in git. */
+		if (*at != '"' || (ret = unquote_c(at, &line, &end)) < 0) {
+			if (ret == -ENOMEM)
+				break;
+			ret = 0;
+			end = strchrnul(at, '\n');
+			if (!(line = strndup(at, (size_t)(end - at)))) {
+				ret = -ENOMEM;
+				break;
+			}
+			chomp(line);
+		}
+		if (!*line) {
+			free(line);
+			continue;
+		}
 		if (depth >= REPO_MAX_ALTERNATE_DEPTH) {
 			log_msg(LOGL_WARN, "%s: alternates nested deeper than "
 			    "%d: %s ignored", path, REPO_MAX_ALTERNATE_DEPTH,
 			    line);
+			free(line);
 			continue;
 		}
-		if (!(alt = join(dir, line))) {
+		alt = join(dir, line);
+		free(line);
+		if (!alt) {
 			ret = -ENOMEM;
 			break;
 		}
@@ -768,11 +857,23 @@ static int
 add_objdir(struct repo *repo, const char *dir, unsigned depth)
 {
 	char *real = realpath(dir, NULL), **grown;
+	struct stat st;
+	DIR *d = NULL;
+	int err = 0;
 
-	if (!real || !is_dir(real)) {
+	/* Why it cannot be used, as the system says: EACCES is not ENOTDIR. */
+	if (!real || stat(real, &st) < 0)
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (depth && !(d = opendir(real)))
+		err = errno;
+	if (d)
+		closedir(d);
+	if (err) {
 		if (depth)
-			log_msg(LOGL_WARN, "alternate %s is not a directory: "
-			    "ignored", dir);
+			log_msg(LOGL_WARN, "alternate %s: %s: ignored", dir,
+			    strerror(err));
 		free(real);
 		return depth ? 0 : -ENOENT;
 	}

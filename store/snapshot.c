@@ -137,7 +137,7 @@ reusable(const struct snapshot *prev, const char *path,
 
 		if (fileid_same(&p->file.id, pack) &&
 		    fileid_same(&p->idx.file.id, idx) &&
-		    !strcmp(p->path, path) && !pack_shrank(p))
+		    !strcmp(p->path, path) && !pack_shrank_quietly(p))
 			return p;
 	}
 	return NULL;
@@ -235,8 +235,14 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 	if ((size_t)snprintf(packdir, sizeof(packdir), "%s/pack", dir) >=
 	    sizeof(packdir))
 		return -ENAMETOOLONG;
-	if (!(d = opendir(packdir)))
-		return errno == ENOENT ? 0 : -errno;
+	/* As git does: say why, and go on without them. */
+	if (!(d = opendir(packdir))) {
+		ret = -errno;
+		if (ret != -ENOENT)
+			log_msg(LOGL_ERROR, "%s: %s: its packs are left out",
+			    packdir, strerror(-ret));
+		return ret == -ENOMEM ? ret : 0;
+	}
 	while (ret == 0 && (de = readdir(d))) {
 		struct stat ist, pst;
 		struct fileid iid, pid;
@@ -249,15 +255,31 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 		    de->d_name);
 		snprintf(packpath, sizeof(packpath), "%s/%.*s.pack", packdir,
 		    (int)(n - 4), de->d_name);
-		/* Gone since readdir(): git deletes packs it replaced. */
-		if (lstat(idxpath, &ist) < 0) {
-			s->vanished |= errno == ENOENT;
+		/*
+		 * What a symlink leads to, as pack_open() follows it; not
+		 * regular files: pack_open() refuses them, logged.
+		 */
+		if (stat(idxpath, &ist) < 0) {
+			int err = errno;
+
+			/* Gone since readdir(): git deletes packs it replaced. */
+			if (err == ENOENT && lstat(idxpath, &ist) < 0)
+				s->vanished = true;
+			else
+				log_once(LOGL_WARN, "%s: %s: pack skipped",
+				    packpath, strerror(err));
 			continue;
 		}
 		iid = fileid_of(&ist);
-		if (lstat(packpath, &pst) < 0) {
-			if (errno != ENOENT)
+		if (stat(packpath, &pst) < 0) {
+			int err = errno;
+
+			/* A dangling symlink, a loop, no access: said once. */
+			if (err != ENOENT || lstat(packpath, &pst) == 0) {
+				log_once(LOGL_WARN, "%s: %s: pack skipped",
+				    packpath, strerror(err));
 				continue;
+			}
 			/*
 			 * An index without its pack: being deleted (git
 			 * removes the .pack first) or left so. Skipped, so
@@ -284,7 +306,7 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 			/* Logged where it was found; not tried again. */
 			ret = add_skipped(s, idxpath, iid, pid);
 			continue;
-		} else {
+		} else if (ret == -ENOENT || ret == -ENOMEM || ret == -EMFILE) {
 			/* Gone meanwhile (gc), or out of something. */
 			if (ret == -ENOENT)
 				s->vanished = true;
@@ -292,6 +314,12 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 				log_msg(LOGL_WARN, "%s: pack skipped: %s",
 				    packpath, strerror(-ret));
 			ret = 0;
+			continue;
+		} else {
+			/* EACCES, ELOOP: said once, until the files change. */
+			log_msg(LOGL_WARN, "%s: pack skipped: %s", packpath,
+			    strerror(-ret));
+			ret = add_skipped(s, idxpath, iid, pid);
 			continue;
 		}
 		if (ret < 0)

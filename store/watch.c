@@ -66,8 +66,8 @@ struct watch {
 
 #define FANOUT_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | \
 	IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
-#define OBJDIR_MASK (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DELETE_SELF | \
-	IN_MOVE_SELF)
+#define OBJDIR_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | \
+	IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
 #define PACKDIR_MASK (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | \
 	IN_MOVED_FROM | IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
 #define GITDIR_MASK (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | \
@@ -277,18 +277,23 @@ on_event(struct watch *w, const struct inotify_event *ev)
 		return;
 	switch (e->kind) {
 	case W_OBJDIR:
-		if (!(ev->mask & IN_ISDIR))
+		/*
+		 * pack or info come, go or are replaced, by a directory or
+		 * by a symlink to one (no IN_ISDIR, and the watch on what
+		 * it replaced sees nothing): watch them from scratch.
+		 */
+		if (!strcmp(ev->name, "pack") || !strcmp(ev->name, "info")) {
+			w->change.full = true;
+			w->alternates |= !strcmp(ev->name, "info");
+			break;
+		}
+		if (!(ev->mask & IN_ISDIR) || !(ev->mask & (IN_CREATE |
+		    IN_MOVED_TO)))
 			break;
 		hi = hexval(ev->name[0]);
 		lo = hi < 0 ? -1 : hexval(ev->name[1]);
-		if (lo >= 0 && ev->name[2] == '\0') {
+		if (lo >= 0 && ev->name[2] == '\0')
 			watch_fanout(w, e->dir, (unsigned)(hi << 4 | lo), true);
-		} else if (!strcmp(ev->name, "pack") || !strcmp(ev->name,
-		    "info")) {
-			/* New pack or info directory: watch it from scratch. */
-			w->change.full = true;
-			w->alternates = true;
-		}
 		break;
 	case W_FANOUT:
 		touch_name(w, e->dir, e->byte, ev->name);

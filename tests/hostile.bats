@@ -657,35 +657,86 @@ moved_out() {
 	echo "$BATS_TEST_TMPDIR/outside/$1"
 }
 
-@test "loose: a symlink where the object should be is not followed" {
+@test "loose: a symlink to the object is followed, as git follows it" {
 	ln -s "$(moved_out "$LOOSE_ID")" "$(loose_path "$LOOSE_ID")"
+	git -C "$REPO" cat-file -e "$LOOSE_ID"
 	mount_odbfs "$REPO" "$MNT"
-	fails_with "No such file or directory" "$MNT/objects/$LOOSE_ID"
-	LOOSE_ID=$(git -C "$PRISTINE" rev-parse HEAD~1) still_serving "$P1_ID"
+	serves "$LOOSE_ID"
+	still_serving "$P1_ID"
+	[ ! -s "$MNT.log" ]
 }
 
-@test "loose: a directory where the object should be" {
+# rescans N: make the daemon rescan the packs N times (an empty file of a
+# pack's name comes and goes).
+rescans() {
+	local i before
+	before=$(stat_of "$MNT" snapshots_published)
+	for i in $(seq 1 "$1"); do
+		touch "$PACKS/pack-rescan.pack"
+		rm "$PACKS/pack-rescan.pack"
+		sleep 0.1
+	done
+	[ "$(stat_of "$MNT" snapshots_published)" -ge $((before + $1)) ]
+}
+
+@test "loose: a directory where the object should be: ENOENT, one log line" {
 	moved_out "$LOOSE_ID" >/dev/null
 	mkdir "$(loose_path "$LOOSE_ID")"
 	mount_odbfs "$REPO" "$MNT"
 	fails_with "No such file or directory" "$MNT/objects/$LOOSE_ID"
 	LOOSE_ID=$(git -C "$PRISTINE" rev-parse HEAD~1) still_serving "$P1_ID"
+	logged_once "$(loose_path "$LOOSE_ID"): loose object is not a regular file"
+	[ "$(wc -l <"$MNT.log")" -eq 1 ]
 }
 
-@test "pack: a symlink where the .pack should be is not followed" {
+@test "loose: a FIFO where the object should be: ENOENT, one log line, also when made while mounted" {
+	local other
+	other=$(git -C "$PRISTINE" rev-parse HEAD~1)
+	moved_out "$LOOSE_ID" >/dev/null
+	mkfifo "$(loose_path "$LOOSE_ID")"
+	mount_odbfs "$REPO" "$MNT" || { kill -9 "$ODBFS_PID"; false; }
+	fails_with "No such file or directory" "$MNT/objects/$LOOSE_ID"
+	logged_once "$(loose_path "$LOOSE_ID"): loose object is not a regular file"
+	# Made while mounted: seen by the watcher, said once, never waited on.
+	moved_out "$other" >/dev/null
+	mkfifo "$(loose_path "$other")"
+	sleep 0.3
+	fails_with "No such file or directory" "$MNT/objects/$other"
+	logged_once "$(loose_path "$other"): loose object is not a regular file"
+	rescans 3
+	[ "$(wc -l <"$MNT.log")" -eq 2 ]
+	P2_ID=$P1_ID LOOSE_ID=$P1_ID still_serving
+}
+
+@test "pack: a symlinked .pack is followed, as git follows it" {
 	mv "$PACKS/$P2.pack" "$BATS_TEST_TMPDIR/"
 	ln -s "$BATS_TEST_TMPDIR/$P2.pack" "$PACKS/$P2.pack"
+	git -C "$REPO" cat-file -e "$P2_ID"
 	mount_odbfs "$REPO" "$MNT"
-	fails_with "No such file or directory" "$MNT/objects/$P2_ID"
-	P2_ID=$LOOSE_ID still_serving "$P1_ID"
+	still_serving "$P1_ID"
+	serves_all
+	[ ! -s "$MNT.log" ]
 }
 
-@test "pack: a symlink where the .idx should be is not followed" {
+@test "pack: a symlinked .idx is followed, as git follows it" {
 	mv "$PACKS/$P2.idx" "$BATS_TEST_TMPDIR/"
 	ln -s "$BATS_TEST_TMPDIR/$P2.idx" "$PACKS/$P2.idx"
+	git -C "$REPO" cat-file -e "$P2_ID"
+	mount_odbfs "$REPO" "$MNT"
+	still_serving "$P1_ID"
+	serves_all
+	[ ! -s "$MNT.log" ]
+}
+
+@test "pack: a .idx symlink that loops is said once, not at every rescan" {
+	rm "$PACKS/$P2.idx"
+	ln -s "$P2.idx" "$PACKS/$P2.idx"
 	mount_odbfs "$REPO" "$MNT"
 	fails_with "No such file or directory" "$MNT/objects/$P2_ID"
-	P2_ID=$LOOSE_ID still_serving "$P1_ID"
+	rescans 3
+	P2_ID=$P1_ID still_serving
+	logged_once "$P2.pack: Too many levels of symbolic links"
+	[ "$(wc -l <"$MNT.log")" -eq 1 ]
 }
 
 @test "pack: a directory where the .pack should be" {

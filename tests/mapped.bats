@@ -177,3 +177,47 @@ read_across() {
 	within_a_second cmp "$BATS_TEST_TMPDIR/want" "$MNT/objects/$BIG"
 	alive "$SMALL"
 }
+
+# ids_after PACK OFFSET: the ids of PACK's entries that start at or past
+# OFFSET.
+ids_after() {
+	git show-index <"$1.idx" | awk -v o="$2" '$1 >= o { print $2 }'
+}
+
+@test "refresh=never: a truncated pack costs each read EIO and one log line" {
+	local id n=0
+	ids_after "$PACK_SMALL" 4096 | head -3 >"$BATS_TEST_TMPDIR/ids"
+	mount_odbfs "$REPO" "$MNT" -o refresh=never
+	cat "$MNT/objects/$SMALL" >/dev/null
+	truncate -s 4096 "$PACK_SMALL.pack"
+	while read -r id; do
+		log_mark
+		run cat "$MNT/objects/$id"
+		[ "$status" -ne 0 ]
+		[[ $output == *"Input/output error"* ]]
+		one_log_line "$(basename "$PACK_SMALL").pack" "shrank" "offset"
+		n=$((n + 1))
+	done <"$BATS_TEST_TMPDIR/ids"
+	[ "$n" -eq 3 ]
+	alive "$BIG" "$BIGLOOSE"
+}
+
+@test "refresh=watch: after the rescan, each read of a truncated pack logs one line" {
+	local id n=0
+	ids_after "$PACK_SMALL" 4096 | head -3 >"$BATS_TEST_TMPDIR/ids"
+	mount_odbfs "$REPO" "$MNT"
+	cat "$MNT/objects/$SMALL" >/dev/null
+	log_mark
+	truncate -s 4096 "$PACK_SMALL.pack"
+	# The rescan reopens the pack and says once that it is not whole.
+	within_a_second one_log_line "$(basename "$PACK_SMALL").pack"
+	while read -r id; do
+		log_mark
+		run cat "$MNT/objects/$id"
+		[[ $output == *"Input/output error"* ]]
+		one_log_line "$(basename "$PACK_SMALL").pack" "offset"
+		n=$((n + 1))
+	done <"$BATS_TEST_TMPDIR/ids"
+	[ "$n" -eq 3 ]
+	alive "$BIG" "$BIGLOOSE"
+}

@@ -314,6 +314,25 @@ check_offsets() {
 	check_all "$REPO"
 }
 
+@test "alternates: a C-quoted line is unquoted, as git unquotes it" {
+	local first="$BATS_TEST_TMPDIR/with \"quotes\", a \\ and a"$'\t'tab
+
+	cp -a "$BATS_FILE_TMPDIR/base" "$first"
+	git -C "$first" repack -adq
+	git init -q "$REPO"
+	git -C "$REPO" config gc.auto 0
+	# git writes such a line for a path that needs quoting.
+	printf '# a comment\n"%s/.git/objects"\n' \
+		"$(printf '%s' "$first" | sed 's/\\/\\\\/g; s/"/\\"/g; s/\t/\\t/g')" \
+		>"$REPO/.git/objects/info/alternates"
+	git -C "$REPO" reset -q --hard "$(git -C "$first" rev-parse HEAD)"
+	add_commits "$REPO" 21 21
+	git -C "$REPO" cat-file -e "$(git -C "$first" rev-parse HEAD~5)"
+	[ "$(objstat "$REPO" packs)" -eq 0 ]
+	check_all "$REPO"
+	[ ! -s "$MNT.log" ]
+}
+
 @test "a sha256 repository, REF_DELTA pack and loose" {
 	make_history "$REPO" --object-format=sha256
 	git -C "$REPO" -c repack.useDeltaBaseOffset=false repack -adfq

@@ -120,6 +120,8 @@ fails_to_mount() {
 	[[ $output == *"No such file or directory"* ]]
 	! ls "$MNT/objects/${sid:0:2}" 2>/dev/null | grep -qx "$sid"
 	check_own_objects "$USER1" "$BASE/user"
+	# Said once, with the reason the system gave.
+	logged_once "alternate $BASE/secret/.git/objects: Permission denied: ignored"
 	unmount_odbfs "$MNT"
 	[ "$ODBFS_STATUS" -eq 0 ]
 

@@ -473,3 +473,76 @@ sys.stdout.buffer.write(b"9999999999999999999999 bad\0" + b)
 	bad_mode_logged "$only" bad 23
 	kill -0 "$ODBFS_PID"
 }
+
+# reads_as_git ID: MNT/objects/ID holds what git cat-file prints for ID.
+reads_as_git() {
+	git -C "$REPO" cat-file -p "$1" | cmp -s - "$MNT/objects/$1"
+}
+
+# packs_are N: the mount serves N packs.
+packs_are() {
+	[ "$(stat_of "$MNT" packs)" -eq "$1" ]
+}
+
+@test "objects/pack replaced by a symlink to a directory while mounted: its packs serve again" {
+	local id
+	id=$(git -C "$REPO" rev-parse HEAD~3:README)
+	mount_odbfs "$REPO" "$MNT"
+	[ "$(stat_of "$MNT" packs)" -eq 1 ]
+	mv "$GITDIR/objects/pack" "$BATS_TEST_TMPDIR/pack"
+	ln -s "$BATS_TEST_TMPDIR/pack" "$GITDIR/objects/pack"
+	within_a_second packs_are 1
+	reads_as_git "$id"
+	# The directory it points to is watched: a new pack there shows.
+	add_commits "$REPO" 12 12
+	git -C "$REPO" repack -dq
+	within_a_second packs_are 2
+	reads_as_git "$(git -C "$REPO" rev-parse HEAD:README)"
+	check_mount_objects "$REPO" "$MNT"
+}
+
+@test "objects/pack replaced by a symlink to a file while mounted: one log line naming it" {
+	mount_odbfs "$REPO" "$MNT"
+	echo not a directory >"$BATS_TEST_TMPDIR/file"
+	log_mark
+	mv "$GITDIR/objects/pack" "$BATS_TEST_TMPDIR/pack"
+	ln -s "$BATS_TEST_TMPDIR/file" "$GITDIR/objects/pack"
+	within_a_second packs_are 0
+	sleep 0.2
+	one_log_line "$GITDIR/objects/pack" "Not a directory"
+	# Back as it was: served again.
+	rm "$GITDIR/objects/pack"
+	mv "$BATS_TEST_TMPDIR/pack" "$GITDIR/objects/pack"
+	within_a_second packs_are 1
+	check_mount_objects "$REPO" "$MNT"
+}
+
+@test "broken refs, malformed packed-refs lines and bad names: one log line each, not one per reload" {
+	local main i
+	main=$(git -C "$REPO" rev-parse main)
+	printf 'not a ref at all\n' >"$GITDIR/refs/heads/broken"
+	printf 'ref: refs/heads/..bad\n' >"$GITDIR/refs/heads/badtarget"
+	printf '%s\n' "$main" >"$GITDIR/refs/heads/bad..name"
+	{
+		echo "xyz refs/heads/junk-line"
+		echo "$main"
+		echo "$main refs/heads/also..bad"
+	} >>"$GITDIR/packed-refs"
+	# git calls them broken too, and resolves the good ones.
+	! git -C "$REPO" rev-parse --verify -q refs/heads/broken
+	mount_odbfs "$REPO" "$MNT"
+	ref_is heads/main "$main"
+	[ ! -e "$MNT/refs/heads/broken" ] && [ ! -e "$MNT/refs/heads/badtarget" ]
+	# Reloads: a ref moved three times.
+	for i in 1 2 3; do
+		git -C "$REPO" update-ref refs/heads/moving "$(git -C "$REPO" rev-parse "main~$i")"
+		within_a_second ref_is heads/moving "$(git -C "$REPO" rev-parse "main~$i")"
+	done
+	logged_once "$GITDIR/refs/heads/broken: broken ref"
+	logged_once "$GITDIR/refs/heads/badtarget: broken ref"
+	logged_once "$GITDIR/refs/heads/bad..name: ref name not shown"
+	logged_once "packed-refs: malformed line at offset $(grep -b -m1 '^xyz' "$GITDIR/packed-refs" | cut -d: -f1)"
+	logged_once "packed-refs: malformed line at offset $(grep -b -x -m1 "$main" "$GITDIR/packed-refs" | cut -d: -f1)"
+	logged_once "packed-refs: ref name not shown: refs/heads/also..bad"
+	[ "$(wc -l <"$MNT.log")" -eq 6 ]
+}
