@@ -181,10 +181,35 @@ out(enum log_level level, const char *line)
 		fprintf(stderr, "odbfs: %s\n", line);
 }
 
+/*
+ * Format into last, with the control characters a repository's names may
+ * hold (a newline, an escape) written as \n, \033...: a tree entry or a
+ * ref named "x\nodbfs: ..." must not forge a line of its own, nor drive
+ * the terminal that shows the log.
+ */
+static void
+format(const char *fmt, va_list ap)
+{
+	static _Thread_local char raw[sizeof(last)];
+	size_t o = 0;
+
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	for (const unsigned char *p = (const unsigned char *)raw;
+	    *p && o + 5 < sizeof(last); p++) {
+		if (*p >= 0x20 && *p != 0x7f)
+			last[o++] = (char)*p;
+		else if (*p == '\n')
+			o += (size_t)snprintf(last + o, 3, "\\n");
+		else
+			o += (size_t)snprintf(last + o, 5, "\\%03o", *p);
+	}
+	last[o] = '\0';
+}
+
 static void
 emit(enum log_level level, const char *fmt, va_list ap)
 {
-	vsnprintf(last, sizeof(last), fmt, ap);
+	format(fmt, ap);
 	if (level > max_level)
 		return;
 	if (!holding) {
@@ -226,7 +251,7 @@ log_once(enum log_level level, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(last, sizeof(last), fmt, ap);
+	format(fmt, ap);
 	va_end(ap);
 	if (level <= max_level && !said_before(last))
 		out(level, last);

@@ -826,6 +826,22 @@ good_entries_served() {
 	still_serving "$P1_ID"
 }
 
+@test "log: a name with a newline or an escape cannot forge a line" {
+	local blob tree
+	blob=$(git -C "$PRISTINE" rev-parse HEAD:tool.sh)
+	tree=$(forge_tree <<-EOF
+	10x644 s:x\\nodbfs:\\x20FORGED\\x20LINE\\x1b[31mred $blob
+	EOF
+	)
+	mount_odbfs "$REPO" "$MNT"
+	log_mark
+	run ls "$MNT/trees/$tree"
+	[ "$status" -ne 0 ]
+	one_log_line "$tree" 'entry x\nodbfs: FORGED LINE\033[31mred at offset'
+	! grep -q $'\e' "$MNT.log"
+	! grep -q '^odbfs: FORGED' "$MNT.log"
+}
+
 # cut_tree_lists TREE: ls shows the good names, then fails with EIO; the
 # tree was logged once, with the offset of the bad entry.
 cut_tree_lists() {
