@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
+#include <time.h>
 
 #include "readers.h"
 #include "stats.h"
@@ -27,9 +28,12 @@
  * kernel's 128 KiB reads of a 1 GiB delta rebuilt all of it, and its
  * parallel reads each held a copy: a 164-byte pack of deltas on deltas
  * cost 2 GiB and minutes. So they are kept apart, within BIG_BUDGET
- * bytes, and rebuilt one at a time (big_gate), after making room.
+ * bytes, and rebuilt one at a time (big_gate), after making room. They
+ * are let go once no read has wanted them for BIG_IDLE seconds: an idle
+ * daemon holds none.
  */
 #define BIG_BUDGET OBJ_MAX_INMEM
+#define BIG_IDLE 1
 
 struct slot {
 	unsigned char id[OID_RAWSZ_MAX];
@@ -40,6 +44,7 @@ struct slot {
 	uint64_t bytes;		/* memory r holds */
 	bool big;		/* bytes count in held_big, not held */
 	uint64_t last;		/* LRU clock */
+	time_t touched;		/* with big: when a read last had it */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -96,6 +101,15 @@ victim_locked(struct reader **drop)
 	}
 	empty_locked(v, drop);
 	return v;
+}
+
+static time_t
+now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec;
 }
 
 static uint64_t
@@ -163,8 +177,15 @@ keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
 	s->bytes = bytes;
 	s->big = big;
 	s->last = ++clock_;
+	s->touched = big ? now_seconds() : 0;
 	*(big ? &held_big : &held) += bytes;
 	pthread_mutex_unlock(&lock);
+	if (big) {
+		/* The prefetching thread lets it go when idle. */
+		pthread_mutex_lock(&pf.lock);
+		pthread_cond_signal(&pf.wake);
+		pthread_mutex_unlock(&pf.lock);
+	}
 	for (int i = 0; i < ndrop; i++)
 		if (drop[i])
 			reader_close(drop[i]);
@@ -199,6 +220,8 @@ readers_get(struct odb *odb, const unsigned char *raw, uint64_t size,
 		}
 		if (s->r) {
 			s->last = ++clock_;
+			if (s->big)
+				s->touched = now_seconds();
 			*out = reader_ref(s->r);
 		} else if (s->snapshots == odb_generation(odb)) {
 			ret = s->err;
@@ -228,6 +251,7 @@ readers_get(struct odb *odb, const unsigned char *raw, uint64_t size,
 		if ((s = find_locked(raw, rawsz)) && s->r) {
 			/* The read we waited for rebuilt it. */
 			s->last = ++clock_;
+			s->touched = now_seconds();
 			*out = reader_ref(s->r);
 		} else {
 			ndrop = make_room_locked(true, size, drop);
@@ -276,6 +300,30 @@ readers_prefetch(struct reader *r, uint64_t end)
 	reader_close(drop);
 }
 
+/*
+ * Let go of big objects no read has wanted for BIG_IDLE seconds. Whether
+ * any is left, to wait for.
+ */
+static bool
+expire_big(void)
+{
+	struct reader *drop[SLOTS] = { 0 };
+	time_t now = now_seconds();
+	int ndrop = 0;
+	bool left;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < SLOTS; i++)
+		if (slots[i].used && slots[i].big &&
+		    now - slots[i].touched > BIG_IDLE)
+			empty_locked(&slots[i], &drop[ndrop++]);
+	left = held_big > 0;
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < ndrop; i++)
+		reader_close(drop[i]);
+	return left;
+}
+
 static void *
 prefetch_main(void *arg)
 {
@@ -287,7 +335,23 @@ prefetch_main(void *arg)
 		long n;
 
 		if (!r) {
-			pthread_cond_wait(&pf.wake, &pf.lock);
+			bool big;
+
+			pthread_mutex_unlock(&pf.lock);
+			big = expire_big();
+			pthread_mutex_lock(&pf.lock);
+			if (pf.stop || pf.r) {
+				continue;
+			} else if (big) {
+				/* Sleep in a blocking call, woken once a second. */
+				struct timespec until;
+
+				clock_gettime(CLOCK_REALTIME, &until);
+				until.tv_sec += 1;
+				pthread_cond_timedwait(&pf.wake, &pf.lock, &until);
+			} else {
+				pthread_cond_wait(&pf.wake, &pf.lock);
+			}
 			continue;
 		}
 		reader_ref(r);
