@@ -85,6 +85,17 @@ add(struct builder *b, const char *name, const unsigned char *id)
 	return 0;
 }
 
+/* The id of a broken loose ref, which only its name matters for. */
+static const unsigned char no_id[OID_RAWSZ_MAX];
+
+static void
+builder_free(struct builder *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->v[i].name);
+	free(b->v);
+}
+
 /*
  * What a loose ref or HEAD holds, read as git's parse_loose_ref_contents()
  * does: "ref:", any white space and a ref name, trailing white space
@@ -212,10 +223,14 @@ read_packed(const struct repo *repo, struct refs *refs,
 	return ret;
 }
 
-/* Walk commondir/rel (a directory under refs/) for loose refs. */
+/*
+ * Walk commondir/rel (a directory under refs/) for loose refs, into b;
+ * those that are there but resolve to nothing go to broken: a loose ref
+ * hides the packed one of its name, broken or not, as in git.
+ */
 static int
 walk(const struct repo *repo, const char *rel, struct builder *b,
-    const struct builder *packed, unsigned depth)
+    struct builder *broken, const struct builder *packed, unsigned depth)
 {
 	char path[8192], child[4096];
 	unsigned char id[OID_RAWSZ_MAX];
@@ -240,7 +255,7 @@ walk(const struct repo *repo, const char *rel, struct builder *b,
 		if (lstat(path, &st) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
-			ret = walk(repo, child, b, packed, depth + 1);
+			ret = walk(repo, child, b, broken, packed, depth + 1);
 			continue;
 		}
 		/*
@@ -262,7 +277,7 @@ walk(const struct repo *repo, const char *rel, struct builder *b,
 		    0)) {
 		case 0:
 			ret = add(b, child, id);
-			break;
+			continue;
 		case -EINVAL:
 			/* As git: "ignoring broken ref"; once, not per reload. */
 			log_once(LOGL_WARN, "%s: broken ref (neither an id nor "
@@ -272,7 +287,17 @@ walk(const struct repo *repo, const char *rel, struct builder *b,
 			log_once(LOGL_WARN, "%s: symbolic refs nested deeper "
 			    "than %d: not shown", path, REFS_MAX_SYMREF_DEPTH);
 			break;
+		case -ENOENT:
+			/* Gone since readdir() (git pack-refs), or dangling. */
+			if (lstat(path, &st) < 0)
+				continue;
+			log_once(LOGL_WARN, "%s: dangling symbolic ref: not "
+			    "shown", path);
+			break;
+		default:
+			continue;
 		}
+		ret = add(broken, child, no_id);
 	}
 	closedir(d);
 	return ret;
@@ -284,6 +309,7 @@ load(const struct repo *repo, const struct refs *prev, struct refs **out)
 {
 	struct builder packed = { .rawsz = repo->rawsz };
 	struct builder b = { .rawsz = repo->rawsz };
+	struct builder broken = { .rawsz = repo->rawsz };
 	struct refs *refs;
 	char path[4096], link[4096], *text;
 	size_t n = 0;
@@ -293,14 +319,17 @@ load(const struct repo *repo, const struct refs *prev, struct refs **out)
 	if (!(refs = calloc(1, sizeof(*refs))))
 		return -ENOMEM;
 	if ((ret = read_packed(repo, refs, prev, &packed)) < 0 ||
-	    (ret = walk(repo, "refs", &b, &packed, 0)) < 0)
+	    (ret = walk(repo, "refs", &b, &broken, &packed, 0)) < 0)
 		goto fail;
+	if (broken.n)
+		qsort(broken.v, broken.n, sizeof(*broken.v), cmp_ref);
 	/* Packed refs that no loose ref overrides. */
 	if (b.n)	/* qsort must not see NULL, even for no elements */
 		qsort(b.v, b.n, sizeof(*b.v), cmp_ref);
 	for (size_t i = 0, loose = b.n; i < packed.n && ret == 0; i++)
-		if (!loose || !bsearch(&packed.v[i], b.v, loose, sizeof(*b.v),
-		    cmp_ref))
+		if ((!loose || !bsearch(&packed.v[i], b.v, loose, sizeof(*b.v),
+		    cmp_ref)) && (!broken.n || !bsearch(&packed.v[i], broken.v,
+		    broken.n, sizeof(*broken.v), cmp_ref)))
 			ret = add(&b, packed.v[i].name, packed.v[i].id);
 	if (ret < 0)
 		goto fail;
@@ -337,18 +366,16 @@ load(const struct repo *repo, const struct refs *prev, struct refs **out)
 	} else if (ret == -ENOTREG) {
 		left_out(refs, prev, REFS_LEFT_OUT_HEAD, path);
 	}
-	for (size_t i = 0; i < packed.n; i++)
-		free(packed.v[i].name);
-	free(packed.v);
+	builder_free(&packed);
+	builder_free(&broken);
 	*out = refs;
 	return 0;
 fail:
 	for (size_t i = 0; i < b.n; i++)
 		free(b.v[i].name);
 	free(b.v);
-	for (size_t i = 0; i < packed.n; i++)
-		free(packed.v[i].name);
-	free(packed.v);
+	builder_free(&packed);
+	builder_free(&broken);
 	free(refs);
 	return ret;
 }

@@ -546,3 +546,31 @@ packs_are() {
 	logged_once "packed-refs: ref name not shown: refs/heads/also..bad"
 	[ "$(wc -l <"$MNT.log")" -eq 6 ]
 }
+
+@test "a loose ref that loops or dangles hides its packed value, as in git, with one log line" {
+	local main old
+	main=$(git -C "$REPO" rev-parse main)
+	old=$(git -C "$REPO" rev-parse main~1)
+	# Packed values for all three, then loose ones that resolve to nothing.
+	for r in loopa loopb dangle; do
+		git -C "$REPO" update-ref "refs/heads/$r" "$old"
+	done
+	git -C "$REPO" pack-refs --all
+	printf 'ref: refs/heads/loopb\n' >"$GITDIR/refs/heads/loopa"
+	printf 'ref: refs/heads/loopa\n' >"$GITDIR/refs/heads/loopb"
+	printf 'ref: refs/heads/not-there\n' >"$GITDIR/refs/heads/dangle"
+	# git lists none of them, whatever packed-refs says.
+	[ -z "$(git -C "$REPO" for-each-ref --format='%(refname)' refs/heads/loopa refs/heads/loopb refs/heads/dangle 2>/dev/null)" ]
+	mount_odbfs "$REPO" "$MNT"
+	ref_is heads/main "$main"
+	for r in loopa loopb dangle; do
+		[ ! -e "$MNT/refs/heads/$r" ] && [ ! -L "$MNT/refs/heads/$r" ]
+	done
+	[ -z "$(ls "$MNT/refs/heads" | grep -E '^(loopa|loopb|dangle)$')" ]
+	logged_once "$GITDIR/refs/heads/loopa: symbolic refs nested deeper"
+	logged_once "$GITDIR/refs/heads/loopb: symbolic refs nested deeper"
+	logged_once "$GITDIR/refs/heads/dangle: dangling symbolic ref: not shown"
+	# Fixed, the loose value shows.
+	printf '%s\n' "$main" >"$GITDIR/refs/heads/dangle"
+	within_a_second ref_is heads/dangle "$main"
+}
