@@ -607,6 +607,23 @@ commit_member(struct odbfs *fs, struct node *dir, const char *name,
 	return intern(n, out);
 }
 
+/* Why odb_peel() of id failed with ret, in a few words. */
+static const char *
+peel_failure(struct odbfs *fs, const unsigned char *id, int ret)
+{
+	switch (ret) {
+	case -ELOOP:
+		return "tags nested too deep";
+	case -ENOENT:
+		return odb_has(fs->odb, id) ? "a tag names a missing object" :
+		    "the object is missing";
+	case -EFSCORRUPTED:
+		return "a tag without an object and a type line";
+	default:
+		return strerror(-ret);
+	}
+}
+
 /*
  * The target of the ref at path pointing at id: relative to the ref's
  * directory, into commits/, trees/ or objects/ by what id peels to.
@@ -619,8 +636,13 @@ ref_target(struct odbfs *fs, const char *path, const unsigned char *id,
 	char hex[OID_HEXSZ_MAX + 1];
 	const char *where = "objects";
 	size_t len = 0;
+	int ret;
 
-	if (odb_peel(fs->odb, id, peeled, type) < 0) {
+	if ((ret = odb_peel(fs->odb, id, peeled, type)) < 0) {
+		/* Shown as the object it names; said once, not per listing. */
+		oid_to_hex(hex, id, fs->rawsz);
+		log_once(LOGL_WARN, "%.200s: %s cannot be peeled (%s): linked "
+		    "into objects/", path, hex, peel_failure(fs, id, ret));
 		memcpy(peeled, id, fs->rawsz);
 		*type = OBJ_NONE;
 	}

@@ -478,7 +478,8 @@ odb_read(struct odb *odb, const unsigned char *raw, struct objinfo *info,
 }
 
 /* Tags of tags are rare; git itself stops peeling at this depth. */
-#define PEEL_MAX_DEPTH 32
+/* git peels any depth; a chain this long is no one's history. */
+#define PEEL_MAX_DEPTH 256
 
 int
 odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,

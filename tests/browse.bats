@@ -450,6 +450,38 @@ check_refs() {
 	cmp "$mnt/refs/tags/blobtag" <(in_fix cat-file blob HEAD:README)
 }
 
+@test "a chain of 200 tags is peeled; one of 300, or a tag of a missing object: objects/ and one log line" {
+	repo=$BATS_TEST_TMPDIR/repo
+	cp -a "$FIX" "$repo"
+	head=$(git -C "$repo" rev-parse HEAD)
+	# mktag, not tag -a: thousands of tags in seconds.
+	chain() {
+		local o=$head type=commit
+		for i in $(seq 1 "$1"); do
+			o=$(printf 'object %s\ntype %s\ntag t%s\ntagger T <t@example.com> 1700000000 +0000\n\nm\n' \
+				"$o" "$type" "$i" | git -C "$repo" hash-object -t tag -w --stdin)
+			type=tag
+		done
+		echo "$o"
+	}
+	c200=$(chain 200) c300=$(chain 300)
+	missing=$(printf 'object %s\ntype commit\ntag gone\ntagger T <t@example.com> 1700000000 +0000\n\nm\n' \
+		"$(printf '%040d' 7)" | git -C "$repo" hash-object -t tag -w --literally --stdin)
+	git -C "$repo" update-ref refs/tags/c200 "$c200"
+	git -C "$repo" update-ref refs/tags/c300 "$c300"
+	printf '%s\n' "$missing" >"$repo/.git/refs/tags/gone"
+	[ "$(git -C "$repo" rev-parse 'c300^{commit}')" = "$head" ]
+	mount_odbfs "$repo" "$mnt"
+	link_is "$mnt/refs/tags/c200" "../../commits/$head"
+	link_is "$mnt/refs/tags/c300" "../../objects/$c300"
+	link_is "$mnt/refs/tags/gone" "../../objects/$missing"
+	ls -l "$mnt/refs/tags" >/dev/null
+	ls -l "$mnt/refs/tags" >/dev/null
+	[ "$(grep -c "refs/tags/c300: $c300 cannot be peeled (tags nested too deep): linked into objects/" "$mnt.log")" -eq 1 ]
+	[ "$(grep -c "refs/tags/gone: $missing cannot be peeled (a tag names a missing object)" "$mnt.log")" -eq 1 ]
+	[ "$(wc -l <"$mnt.log")" -eq 2 ]
+}
+
 @test "HEAD is symbolic; refs/heads lists what git for-each-ref does" {
 	mount_odbfs "$FIX" "$mnt"
 	link_is "$mnt/HEAD" refs/heads/main
