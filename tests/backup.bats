@@ -210,10 +210,27 @@ mount_it() {
 	mount_odbfs "$REPO" "$MNT" -o nometa "$@"
 }
 
+# remount [options]: unmount MNT and mount it afresh, with a st_dev of
+# its own, as after a reboot: the kernel gives a FUSE mount the lowest
+# free device number (no file system chooses it), so other mounts hold
+# the numbers freed until the new mount has another one.
 remount() {
-	unmount_odbfs "$MNT"
-	[ "$ODBFS_STATUS" -eq 0 ]
-	mount_it "$@"
+	local dev i holds=()
+	dev=$(stat -c %d "$MNT")
+	for i in 1 2 3 4 5; do
+		unmount_odbfs "$MNT"
+		[ "$ODBFS_STATUS" -eq 0 ]
+		mount_odbfs "$REPO" "$T/hold$i" -o nometa
+		holds+=("$ODBFS_PID")
+		mount_it "$@"
+		[ "$(stat -c %d "$MNT")" = "$dev" ] || break
+	done
+	for i in "${!holds[@]}"; do
+		fusermount3 -u "$T/hold$((i + 1))"
+		wait "${holds[$i]}" || :
+	done
+	echo "# remounted: st_dev $dev, now $(stat -c %d "$MNT")" >&3
+	[ "$(stat -c %d "$MNT")" != "$dev" ]
 }
 
 # SOURCES: what every tool backs up: the mount's root (objects/, refs/,
