@@ -534,10 +534,11 @@ ino() {
 	[ "$(find "$t1" -samefile "$t1/same1/a")" = "$t1/same1/a" ]
 	[ "$(find "$t1" "$t2" -samefile "$t2/dir5/sub4/f5.txt")" = "$t2/dir5/sub4/f5.txt" ]
 	[ "$(find "$t1" "$t2" -samefile "$t1/tool.sh")" = "$t1/tool.sh" ]
-	"$PY" - "$t1" "$t2" <<-'EOF'
+	"$PY" - "$t1" "$t2" "$MNT/objects/$(git -C "$REPO" rev-parse "$C1:same1/a")" <<-'EOF'
 	import os, sys
-	t1, t2 = sys.argv[1], sys.argv[2]
+	t1, t2, obj = sys.argv[1], sys.argv[2], sys.argv[3]
 	pairs = [(t1 + '/same1/a', t1 + '/same2/a'),
+	         (t1 + '/same1/a', obj),
 	         (t1 + '/tool.sh', t1 + '/bin/run'),
 	         (t1 + '/dir5/sub4/f5.txt', t2 + '/dir5/sub4/f5.txt'),
 	         (t1 + '/same1', t2 + '/same1'),
@@ -660,6 +661,8 @@ modes() {
 	[ "$(stat -c %Y "$MNT/commits/$C1/tree/dir0/sub0/f0.txt")" = 1700000600 ]
 	[ "$(stat -c %Y "$MNT/commits/$C1/message")" = 1700000600 ]
 	[ "$(stat -c %Y "$MNT/commits/$C1")" = 1700000600 ]
+	[ "$(stat -c %X "$MNT/commits/$C1/tree/dir0")" = 1700000600 ]
+	[ "$(stat -c %Y "$MNT/commits/$C1/tree/link")" = 1700000600 ]
 	for p in "$MNT" "$MNT/objects" "$MNT/objects/$blob" "$MNT/objects/${blob:0:2}/$blob" \
 		"$MNT/refs" "$MNT/trees/$(git -C "$REPO" rev-parse "$C2^{tree}")/dir0/sub0/f0.txt"; do
 		[ "$(stat -c %Y "$p")" = "$birth" ] || { echo "$p: $(stat -c %Y "$p"), wanted $birth" >&2; false; }
@@ -694,6 +697,15 @@ modes() {
 	done
 	[ "$(stat -c %h "$MNT/commits/$C2")" -eq 3 ]
 	[ "$(stat -c %h "$MNT/commits/$C2/tree/tool.sh")" -eq 1 ]
+	[ "$(stat -c %h "$MNT/commits/$C2/tree/link")" -eq 1 ]
+	[ "$(stat -c %h "$MNT/commits/$C2/tree/vendor/sub")" -eq 2 ]
+	# The root: its four directories (no .odbfs/ here).
+	[ "$(stat -c '%h %s' "$MNT")" = "6 0" ]
+	# Other directories: nlink 1 ("unknown"), size 0.
+	blob=$(git -C "$REPO" rev-parse "$C1:same1/a")
+	for p in "$MNT/objects" "$MNT/objects/${blob:0:2}" "$MNT/refs" "$MNT/refs/heads"; do
+		[ "$(stat -c '%h %s' "$p")" = "1 0" ] || { echo "$p: $(stat -c '%h %s' "$p")" >&2; false; }
+	done
 	# find's leaf optimisation trusts nlink: it finds every directory.
 	[ "$(find "$MNT/commits/$C2/tree" -type d | wc -l)" -eq \
 		"$(( $(git -C "$REPO" ls-tree -r -t "$C2" | awk '$2 == "tree" || $2 == "commit"' | wc -l) + 1 ))" ]
