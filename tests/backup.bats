@@ -93,6 +93,10 @@ setup() {
 
 teardown() {
 	unmount_odbfs "$MNT"
+	local h
+	for h in "$T"/hold*; do
+		mountpoint -q "$h" && fusermount3 -u "$h"
+	done
 	if [ -n "$NOBODY_DIR" ]; then
 		chmod -R u+w "$NOBODY_DIR" 2>/dev/null
 		rm -rf "$NOBODY_DIR"
@@ -519,11 +523,6 @@ tar_files() {
 		[ "$(wc -l <"$T/want")" -gt 300 ]
 		diff -u "$T/want" "$T/got"
 	done
-}
-
-# ino PATH: "dev ino" of PATH, not following a symlink.
-ino() {
-	stat -c '%d %i' -- "$1"
 }
 
 @test "one inode number per path: the same blob at two paths or in two commits is two files" {
