@@ -22,7 +22,12 @@
  * readers.c (still under the mutex, so a read that marks it read after
  * that shares the rebuild instead of doing it again) and rebuilds and
  * pushes it without; node_hold() keeps the node from being freed (and its
- * id handed to another) while its bytes go to the kernel.
+ * id handed to another) while it is rebuilt and its bytes go to the
+ * kernel, and a node already gone is not rebuilt.
+ *
+ * A file may be in several listings (a directory listed again): the
+ * newest, which the table finds, says whether it was read or pushed, and
+ * takes over what the older one knew.
  *
  * Memory: the arrays of at most ENTRIES_MAX files (56 bytes each, 1.75
  * MiB) and the table of 2 * ENTRIES_MAX slots (24 bytes each, 1.5 MiB),
@@ -136,16 +141,30 @@ slot_of(fuse_ino_t nodeid)
 	    (TABLE_SLOTS - 1);
 }
 
-/* Remember that l->v[pos] is there, in place of an older listing's. */
+/*
+ * Remember that l->v[pos] is there, in place of an older listing's entry
+ * for the same node, whose read and pushed it takes over: a directory
+ * listed again (the kernel dropped its cached listing) is not pushed
+ * again.
+ */
 static void
 table_put(struct ahead_list *l, size_t pos)
 {
-	fuse_ino_t nodeid = l->v[pos].nodeid;
-	size_t s = slot_of(nodeid);
+	struct entry *e = &l->v[pos];
+	size_t s = slot_of(e->nodeid);
 
-	while (table[s].l && table[s].nodeid != nodeid)
+	while (table[s].l && table[s].nodeid != e->nodeid)
 		s = (s + 1) & (TABLE_SLOTS - 1);
-	table[s].nodeid = nodeid;
+	if (table[s].l) {
+		const struct entry *old = &table[s].l->v[table[s].pos];
+
+		if (old->ino == e->ino && (old->read || old->pushed)) {
+			e->read = old->read;
+			e->pushed = old->pushed;
+			l->settled++;
+		}
+	}
+	table[s].nodeid = e->nodeid;
 	table[s].l = l;
 	table[s].pos = (uint32_t)pos;
 }
@@ -343,6 +362,8 @@ ahead_list_add(struct ahead_list *l, fuse_ino_t nodeid, uint64_t ino,
 	e->read = e->pushed = false;
 	l->rawsz = rawsz;
 	table_put(l, l->n++);
+	if (l->visits)
+		l->visits++;
 out:
 	pthread_mutex_unlock(&lock);
 }
@@ -398,13 +419,21 @@ push(const struct entry *e, size_t rawsz)
 	int ret;
 
 	/*
+	 * A node the kernel let go is not rebuilt for nothing: its next
+	 * lookup makes another, which a read rebuilds.
+	 */
+	if (!node_hold(e->nodeid, e->ino, e->id, rawsz)) {
+		readers_unclaim();
+		return 0;
+	}
+	/*
 	 * A larger object is left to the kernel's readahead. readers.c keeps
 	 * what it rebuilt of it (the read did not cover it all), so the
 	 * walk's first read of it finds that work done.
 	 */
 	if (readers_get_claimed(fs_->odb, FILE_MAX, &r) < 0) {
-		readers_unclaim();
-		return 0;
+		size = 0;
+		goto out;
 	}
 	size = reader_info(r)->size;
 	if (size == 0 || size > FILE_MAX)
@@ -419,13 +448,8 @@ push(const struct entry *e, size_t rawsz)
 	}
 	bv.buf[0].size = (size_t)size;
 	bv.buf[0].mem = (void *)data;
-	if (!node_hold(e->nodeid, e->ino, e->id, rawsz)) {
-		size = 0;
-		goto out;
-	}
 	/* -ENOENT: the kernel let the inode go meanwhile. */
 	ret = fuse_lowlevel_notify_store(fs_->se, e->nodeid, 0, &bv, 0);
-	node_unhold();
 	if (ret == -ENOSYS) {
 		log_msg(LOGL_WARN, "the kernel takes no file data ahead of "
 		    "reads; reading ahead stops");
@@ -438,10 +462,31 @@ push(const struct entry *e, size_t rawsz)
 		stats_add(STAT_PUSHED_BYTES, size);
 	}
 out:
+	node_unhold();
 	readers_unclaim();
 	free(buf);
 	reader_close(r);
 	return size;
+}
+
+/*
+ * Whether e, just taken, is to be pushed: unless a newer listing of the
+ * same file, which reads mark, has it read or pushed. Its entry there is
+ * marked pushed too.
+ */
+static bool
+newest_take_locked(const struct entry *e)
+{
+	struct slot *sl = table_find(e->nodeid);
+	struct entry *t;
+
+	if (!sl || (t = &sl->l->v[sl->pos]) == e || t->ino != e->ino)
+		return true;
+	if (t->read || t->pushed)
+		return false;
+	t->pushed = true;
+	sl->l->settled++;
+	return true;
 }
 
 /*
@@ -463,6 +508,8 @@ pick_locked(struct ahead_list **lp)
 				continue;
 			e->pushed = true;
 			l->settled++;
+			if (!newest_take_locked(e))
+				continue;
 			l->left--;
 			*lp = l;
 			return e;
