@@ -3,18 +3,22 @@
  * kernel's page cache before it asks.
  *
  * tar, rsync, cp -r and backup tools read every file a directory listing
- * showed, in the listing's order. The first read of each file is a request
- * to the daemon, and on this kind of machine that round trip (25-31 us)
- * costs more than git takes to rebuild a small object. So once a second
- * file of one listing is read, a thread of ours rebuilds the files that
- * follow it and stores them in the kernel's cache (FUSE_NOTIFY_STORE): the
- * walk then reads them with no request at all. The next window goes when
- * the walk reads past the last one (its read reaches us again).
+ * showed, most of them in the listing's order, but not always right after
+ * listing it: rsync's sender and restic list many directories before
+ * they read the first. The first read of each file is a request to the
+ * daemon, and on this kind of machine that round trip (25-31 us) costs
+ * more than git takes to rebuild a small object. So once a second file
+ * of one listing is read, a thread of ours rebuilds the files that follow
+ * it (and then those before it not read yet) and stores them in the
+ * kernel's cache (FUSE_NOTIFY_STORE): the walk then reads them with no
+ * request at all. The next window goes when a read of that listing
+ * reaches us again.
  *
  * Nothing changes for one file read alone, or for a listing nobody reads
  * (ls -l). What is pushed and never read costs the rebuild and page cache
  * the kernel may reclaim. A file the walk reaches before its push is just
- * read as usual; the bytes are the same either way.
+ * read as usual; one it reaches while the thread rebuilds it waits for
+ * that rebuild and shares it (readers.c): no object is rebuilt twice.
  *
  * Called by ops.c: ahead_list_*() while a readdirplus fills a reply,
  * ahead_read() from the read handler, ahead_start()/ahead_stop() by main.c.

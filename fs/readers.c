@@ -4,6 +4,12 @@
  * mutex is held to scan and to swap entries, never while an object is
  * rebuilt.
  *
+ * The object claimed by ahead.c's thread is one more entry, apart: a read
+ * that finds it waits on a condition, under the same mutex, until the
+ * thread has rebuilt it. The thread rebuilds without the mutex and never
+ * waits for a read, so the wait ends; it must not wait for the kernel
+ * either (the read that waits holds the page the thread would store).
+ *
  * And one thread that inflates a streamed object ahead of its reads. The
  * kernel asks for the next piece of a file only once its reader has the
  * last one, so without it a large object's inflating and the kernel's
@@ -51,6 +57,15 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot slots[SLOTS];	/* protected by lock */
 static uint64_t held, held_big, clock_;	/* protected by lock */
 static pthread_mutex_t big_gate = PTHREAD_MUTEX_INITIALIZER;
+
+/* readers_claim(): the object ahead.c's thread is rebuilding. */
+static struct {
+	unsigned char id[OID_RAWSZ_MAX];
+	bool busy;		/* claimed, until readers_unclaim() */
+	bool built;		/* rebuilt (or failed): r is final */
+	struct reader *r;	/* a reference, or NULL */
+} claim;			/* protected by lock */
+static pthread_cond_t claim_built = PTHREAD_COND_INITIALIZER;
 
 /*
  * Inflated per turn of the prefetching thread, so that a read waits
@@ -191,9 +206,80 @@ keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
 			reader_close(drop[i]);
 }
 
+/*
+ * If raw is claimed: wait until it is rebuilt, and its reader (a
+ * reference) if that worked.
+ */
+static struct reader *
+claimed_locked(const unsigned char *raw, size_t rawsz)
+{
+	if (!claim.busy || memcmp(claim.id, raw, rawsz))
+		return NULL;
+	while (claim.busy && !claim.built && !memcmp(claim.id, raw, rawsz))
+		pthread_cond_wait(&claim_built, &lock);
+	if (!claim.busy || !claim.r || memcmp(claim.id, raw, rawsz))
+		return NULL;
+	stats_add(STAT_SHARED, 1);
+	return reader_ref(claim.r);
+}
+
+static int get(struct odb *odb, const unsigned char *raw, uint64_t size,
+    uint64_t off, uint64_t end, bool claimed, struct reader **out);
+
 int
 readers_get(struct odb *odb, const unsigned char *raw, uint64_t size,
     uint64_t off, uint64_t end, struct reader **out)
+{
+	return get(odb, raw, size, off, end, false, out);
+}
+
+void
+readers_claim(struct odb *odb, const unsigned char *raw)
+{
+	pthread_mutex_lock(&lock);
+	memcpy(claim.id, raw, odb_repo(odb)->rawsz);
+	claim.busy = true;
+	claim.built = false;
+	claim.r = NULL;
+	pthread_mutex_unlock(&lock);
+}
+
+int
+readers_get_claimed(struct odb *odb, uint64_t end, struct reader **out)
+{
+	int ret = get(odb, claim.id, UINT64_MAX, 0, end, true, out);
+
+	pthread_mutex_lock(&lock);
+	claim.r = *out ? reader_ref(*out) : NULL;
+	claim.built = true;
+	pthread_cond_broadcast(&claim_built);
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+void
+readers_unclaim(void)
+{
+	struct reader *r;
+
+	pthread_mutex_lock(&lock);
+	r = claim.r;
+	claim.r = NULL;
+	claim.busy = false;
+	/* A read that waited and was not woken yet rebuilds it itself. */
+	claim.built = true;
+	pthread_cond_broadcast(&claim_built);
+	pthread_mutex_unlock(&lock);
+	reader_close(r);
+}
+
+/*
+ * readers_get(); claimed: by the thread that claimed raw (whose id is
+ * claim.id, read without the lock: only that thread changes it).
+ */
+static int
+get(struct odb *odb, const unsigned char *raw, uint64_t size, uint64_t off,
+    uint64_t end, bool claimed, struct reader **out)
 {
 	size_t rawsz = odb_repo(odb)->rawsz;
 	struct reader *r = NULL, *stale = NULL;
@@ -204,6 +290,14 @@ readers_get(struct odb *odb, const unsigned char *raw, uint64_t size,
 
 	*out = NULL;
 	pthread_mutex_lock(&lock);
+	if (!claimed && (r = claimed_locked(raw, rawsz))) {
+		pthread_mutex_unlock(&lock);
+		/* As if this read had rebuilt it. */
+		if (off > 0 || end < reader_info(r)->size)
+			keep(odb, raw, rawsz, r, 0);
+		*out = r;
+		return 0;
+	}
 	if ((s = find_locked(raw, rawsz))) {
 		/*
 		 * A kept stream that failed fails again: keep its error in

@@ -12,6 +12,10 @@
  *
  * Keyed by object id: content never changes under an id, so an entry is
  * never wrong, only old. Bounded in entries and in bytes held.
+ *
+ * And the one object ahead.c's thread is rebuilding to push: a read of it
+ * that arrives meanwhile waits for that rebuild and shares its reader, so
+ * no object is rebuilt twice because a walk caught up with the thread.
  */
 #ifndef ODBFS_READERS_H
 #define ODBFS_READERS_H
@@ -29,6 +33,19 @@
  */
 int readers_get(struct odb *odb, const unsigned char *raw, uint64_t size,
     uint64_t off, uint64_t end, struct reader **out);
+
+/*
+ * The calling thread is about to rebuild object raw with
+ * readers_get_claimed(): until readers_unclaim(), a readers_get() of raw
+ * waits for that rebuild and shares its reader. One object at a time.
+ */
+void readers_claim(struct odb *odb, const unsigned char *raw);
+
+/* readers_get() of the claimed object, for [0, end). */
+int readers_get_claimed(struct odb *odb, uint64_t end, struct reader **out);
+
+/* What was claimed is stored: reads of it rebuild it again, if they must. */
+void readers_unclaim(void);
 
 /*
  * A read of r ended at byte end: have a thread inflate the bytes that

@@ -35,6 +35,7 @@ static const char *const names[STAT_NR] = {
 	[STAT_PUSHES] = "pushes",
 	[STAT_PUSHED_BYTES] = "bytes_pushed",
 	[STAT_PREFETCHED_BYTES] = "bytes_prefetched",
+	[STAT_SHARED] = "rebuilds_shared",
 };
 
 void

@@ -26,6 +26,7 @@ enum stat_id {
 	STAT_PUSHES,		/* files stored in the kernel's cache ahead */
 	STAT_PUSHED_BYTES,
 	STAT_PREFETCHED_BYTES,	/* of large objects, inflated ahead of reads */
+	STAT_SHARED,		/* reads that waited for a push's rebuild */
 	STAT_NR
 };
 
