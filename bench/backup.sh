@@ -12,6 +12,15 @@
 #
 # Needs: borgbackup, restic, rsync, root (to drop the page cache).
 
+say "## 5. Backup tools and walks, against the floor"
+say ""
+for tool in borg restic rsync tar; do
+	if ! command -v $tool >/dev/null; then
+		say "Not run: $tool is not installed (.ci/deps installs it)."
+		say ""
+		return 0
+	fi
+done
 export top
 floor=$out/floor
 m=$out/mnt
@@ -143,8 +152,6 @@ second_of() {
 	row "$label, second run (fresh mount): s (% of first) | $fs2 ($(pct "$fs2" "$fm") %) | $os ($(pct "$os" "$om") %) | $(ratio "$os" "$fs2") | 10 % | $(met "$(pct "$os" "$om")" 10) | $(printf '%s\n' "${rb2[@]}" | median) rebuilds, $(printf '%s\n' "${by2[@]}" | median) bytes served; files read again: odbfs $(printf '%s\n' "${oc[@]}" | median), floor $(printf '%s\n' "${fc[@]}" | median) (the tool's count)"
 }
 
-say "## 5. Backup tools and walks, against the floor"
-say ""
 say "odbfs at $(git -C "$top" rev-parse --short HEAD)$(git -C "$top" diff --quiet HEAD -- fs store || echo ' (with changes)'); fresh mounts every round, $dropped. Floor: floorfs serving a snapshot of the same directory from memory. Ratio = odbfs / floor; target: each at most 1.2 × its floor, a second backup run under 10 % of the first. Counters: the odbfs daemon's .odbfs/stats after the run (median): rebuilds / pushes ahead."
 say ""
 row "what | floor, s | odbfs, s | ratio (odbfs/floor) | target | met | odbfs counters"
