@@ -4,7 +4,8 @@
 # Backup tools and walks of every object, each beside its floor: floorfs
 # serving a snapshot of the same directory (names, attributes, xattrs and
 # bytes, taken from an odbfs mount of this build) from memory, with no
-# work. Every round mounts afresh and drops the page cache before the
+# work, and storing a directory's files in the page cache once one is read
+# (--push), as odbfs reads walks ahead. Every round mounts afresh and drops the page cache before the
 # measured command, for odbfs and the floor alike; the floor's bytes stay
 # in its memory. Second backup runs are on a fresh mount too, with the
 # page cache dropped: what a nightly backup of a long-lived mount meets
@@ -52,7 +53,7 @@ snapshot() {	# snapshot REPO SUBPATH NAME: the snapshot file's path
 }
 floor_at() {	# floor_at SNAPSHOT [--no-dir-cache]
 	fusermount3 -u "$floor" 2>/dev/null || :
-	"$top/bench/floorfs" --from "$@" -o ro,default_permissions "$floor"
+	"$top/bench/floorfs" --from "$@" --push -o ro,default_permissions "$floor"
 	mnts+=("$floor")
 }
 counter() { awk -v k="$2" '$1 == k { print $2 }' "$1" 2>/dev/null || :; }

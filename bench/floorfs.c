@@ -26,13 +26,19 @@
  *                                           xattrs, every file's bytes)
  *                                           into FILE, in SRC's
  *                                           listing order
- *   floorfs --from FILE [--no-dir-cache] [-f] [-o opts] MOUNTPOINT
+ *   floorfs --from FILE [--no-dir-cache] [--push] [-f] [-o opts] MOUNTPOINT
+ *
+ * --push stores the rest of a directory's files (up to 1 MiB each) in the
+ * kernel's page cache after the first read of one of them, as odbfs reads
+ * a walk ahead: without it the floor pays a read request per file, which
+ * odbfs's pushing ahead saves, and is no floor for a walk that reads.
  */
 #define FUSE_USE_VERSION 34
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -155,6 +161,7 @@ struct fnode {
 	const char *name, *data, *xlist, *xvals;
 	size_t namelen, datalen, xlistlen;
 	uint32_t parent, nkids, kcap, *kids;
+	_Atomic int pushed;	/* a directory whose files were stored ahead */
 };
 
 static struct fnode *nodes;
@@ -162,6 +169,10 @@ static size_t nnodes;
 static uint32_t *table;		/* index + 1 of nodes, 0 empty */
 static size_t tmask;
 static int dir_cache = 1;
+static int push;		/* --push: store a directory's files ahead */
+static struct fuse_session *session;
+/* As odbfs's fs/ahead.c: larger files are left to the kernel's readahead. */
+#define PUSH_MAX (1 << 20)
 
 #define SNAP_TIMEOUT 86400.0	/* odbfs's NODE_TIMEOUT_IMMUTABLE */
 
@@ -541,6 +552,36 @@ snap_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
+/*
+ * --push: the first read of a file of a directory stores the directory's
+ * next files in the kernel's page cache (FUSE_NOTIFY_STORE), as odbfs
+ * reads a walk ahead, but at once and with nothing to rebuild.
+ */
+static void
+push_after(struct fnode *f)
+{
+	struct fnode *d = &nodes[f->parent];
+	uint32_t k = 0;
+
+	if (atomic_exchange(&d->pushed, 1))
+		return;
+	while (k < d->nkids && &nodes[d->kids[k]] != f)
+		k++;
+	for (k++; k < d->nkids; k++) {
+		struct fnode *c = &nodes[d->kids[k]];
+		struct fuse_bufvec bv = FUSE_BUFVEC_INIT(c->datalen);
+
+		if (!S_ISREG(c->st.st_mode) || c->datalen == 0 ||
+		    c->datalen > PUSH_MAX)
+			continue;
+		bv.buf[0].mem = (void *)c->data;
+		/* -ENOENT: the kernel has no inode for it; it is read then. */
+		if (fuse_lowlevel_notify_store(session, ID_OF(c), 0, &bv, 0) ==
+		    -ENOSYS)
+			return;
+	}
+}
+
 static void
 snap_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi)
@@ -555,6 +596,8 @@ snap_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (size > f->datalen - (size_t)off)
 		size = f->datalen - (size_t)off;
 	fuse_reply_buf(req, f->data + off, size);
+	if (push && off == 0)
+		push_after(f);
 }
 
 static void
@@ -640,13 +683,15 @@ main(int argc, char **argv)
 			from = argv[++i];
 		else if (!strcmp(argv[i], "--no-dir-cache"))
 			dir_cache = 0;
+		else if (!strcmp(argv[i], "--push"))
+			push = 1;
 		else
 			argv[n++] = argv[i];
 	}
 	argc = n;
 	args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_parse_cmdline(&args, &opts) != 0 || !opts.mountpoint) {
-		fprintf(stderr, "usage: floorfs [--from FILE [--no-dir-cache]] "
+		fprintf(stderr, "usage: floorfs [--from FILE [--no-dir-cache] [--push]] "
 		    "[-f] MOUNTPOINT\n       floorfs --snapshot SRC FILE\n");
 		return 1;
 	}
@@ -657,6 +702,7 @@ main(int argc, char **argv)
 			bytes[i] = (char)(i * 2654435761u >> 24);
 	se = fuse_session_new(&args, from ? &snap_ops : &ops,
 	    sizeof(ops), NULL);
+	session = se;
 	if (se && fuse_set_signal_handlers(se) == 0 &&
 	    fuse_session_mount(se, opts.mountpoint) == 0) {
 		fuse_daemonize(opts.foreground);
