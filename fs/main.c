@@ -19,6 +19,7 @@
  *   owner_root()     fuse_session_unmount() at the end
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -54,6 +56,7 @@ struct config {
 	int noahead;		/* push nothing ahead of walks */
 	char *owner;		/* -o owner=USER: read as USER, not REPO's owner */
 	int nometa;		/* no .odbfs/ */
+	char *umask;		/* octal, cleared from every mode */
 };
 
 #define OPT(t, p) { t, offsetof(struct config, p), 1 }
@@ -65,6 +68,7 @@ static const struct fuse_opt config_opts[] = {
 	OPT("noahead", noahead),
 	OPT("owner=%s", owner),
 	OPT("nometa", nometa),
+	OPT("umask=%s", umask),
 	FUSE_OPT_END
 };
 
@@ -100,6 +104,36 @@ parse_seconds(const char *s)
 	errno = 0;
 	t = strtod(s, &end);
 	return end == s || *end || errno || !isfinite(t) || t < 0 ? -1 : t;
+}
+
+/* -o umask=: octal, 0 to 0777; default 022. -1 if invalid. */
+static int
+parse_umask(const char *s)
+{
+	char *end;
+	long m;
+
+	if (!s)
+		return 022;
+	errno = 0;
+	m = strtol(s, &end, 8);
+	return end == s || *end || errno || m < 0 || m > 0777 ? -1 : (int)m;
+}
+
+/*
+ * The time of what has none of its own: when the repository was made (its
+ * common directory's birth), which no push or gc changes; 0 (1970) where
+ * the file system does not keep it.
+ */
+static time_t
+repo_epoch(const struct repo *repo)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, repo->commondir, 0, STATX_BTIME, &stx) == 0 &&
+	    (stx.stx_mask & STATX_BTIME))
+		return (time_t)stx.stx_btime.tv_sec;
+	return 0;
 }
 
 /* Is path an empty directory? Mounting on a full one would hide it. */
@@ -218,7 +252,10 @@ usage(const char *prog)
 	    "    -o owner=USER          when started by root, read as USER "
 	    "(root: as root),\n"
 	    "                           not as the owner of REPO\n"
-	    "    -o nometa              no .odbfs/ directory\n\n",
+	    "    -o nometa              no .odbfs/ directory\n"
+	    "    -o umask=M             mode bits to clear, in octal (default "
+	    "022: files\n"
+	    "                           0644 or 0755, directories 0755)\n\n",
 	    prog);
 }
 
@@ -358,7 +395,7 @@ main(int argc, char **argv)
 	struct owner owner = { 0 };
 	double negative_timeout;
 	long refresh;
-	int ret = 1, err, level;
+	int ret = 1, err, level, umask_bits;
 
 	if (fuse_opt_parse(&args, &conf, config_opts, take_repo) != 0 ||
 	    fuse_parse_cmdline(&args, &opts) != 0)
@@ -398,6 +435,11 @@ main(int argc, char **argv)
 		    "of seconds, 0 or more\n", conf.negative_timeout);
 		goto out;
 	}
+	if ((umask_bits = parse_umask(conf.umask)) < 0) {
+		fprintf(stderr, "odbfs: umask=%s: expected octal mode bits, 0 "
+		    "to 0777\n", conf.umask);
+		goto out;
+	}
 	if (!empty_dir(opts.mountpoint)) {
 		fprintf(stderr, "odbfs: %s: mountpoint is not an empty "
 		    "directory\n", opts.mountpoint);
@@ -414,6 +456,8 @@ main(int argc, char **argv)
 	fs.gid = owner.gid;
 	fs.negative_timeout = negative_timeout;
 	fs.nometa = conf.nometa;
+	fs.umask = (mode_t)umask_bits;
+	fs.epoch = repo_epoch(odb_repo(fs.odb));
 	node_init();
 	for (unsigned b = 0; b < 256; b++)
 		fs.prefixes[b] = odb_has_prefix(fs.odb, b);
@@ -499,6 +543,7 @@ out:
 	free(conf.negative_timeout);
 	free(conf.loglevel);
 	free(conf.owner);
+	free(conf.umask);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -33,7 +33,8 @@
 static struct node root = {
 	.kind = NODE_ROOT,
 	.ino = FUSE_ROOT_ID,
-	.mode = S_IFDIR | 0555,
+	.mode = NODE_MODE_DIR,
+	.time = NODE_TIME_REPO,
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -86,7 +87,8 @@ static bool
 fits_cell(const struct node *n)
 {
 	return n->kind == NODE_OBJECT && n->keylen == CELL_KEYLEN &&
-	    n->key[0] == 'O' && n->mode == (S_IFREG | 0444) && !n->time &&
+	    n->key[0] == 'O' && n->mode == NODE_MODE_FILE &&
+	    n->time == NODE_TIME_REPO &&
 	    !n->path && !n->ext && !n->git_mode && !n->fanout && !n->moving &&
 	    n->size <= CELL_SIZE_MAX && n->ino == node_ino(n->key, n->keylen);
 }
@@ -103,7 +105,8 @@ copy_cell(uint32_t idx, uint64_t ino, union node_buf *buf)
 	n->size = cell_size(c);
 	n->cell = cell_nodeid(idx);
 	n->copy = true;
-	n->mode = S_IFREG | 0444;
+	n->mode = NODE_MODE_FILE;
+	n->time = NODE_TIME_REPO;
 	n->keylen = CELL_KEYLEN;
 	n->kind = NODE_OBJECT;
 	n->type = c->type;
@@ -158,6 +161,7 @@ node_new(enum node_kind kind, const void *key, size_t keylen)
 	n->keylen = (uint16_t)keylen;
 	memcpy(n->key, key, keylen);
 	n->ino = node_ino(key, keylen);
+	n->time = NODE_TIME_REPO;
 	return n;
 }
 

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "commit.h"
@@ -52,6 +53,20 @@ enum node_kind {
 	NODE_STATS,		/* .odbfs/stats: made anew at each lookup */
 };
 
+/*
+ * Modes before -o umask= (ops.c applies it): git's 0644 and 0755 are these
+ * under the default umask 022.
+ */
+#define NODE_MODE_FILE (S_IFREG | 0666)
+#define NODE_MODE_EXEC (S_IFREG | 0777)
+#define NODE_MODE_DIR (S_IFDIR | 0777)
+
+/*
+ * The time of a node that has none of its own (all but a commit and what
+ * is below it): the repository's, which ops.c shows (struct odbfs epoch).
+ */
+#define NODE_TIME_REPO INT64_MIN
+
 /* How long the kernel may keep what it learned about a node. */
 #define NODE_TIMEOUT_IMMUTABLE 86400.0
 #define NODE_TIMEOUT_MOVING 0.0
@@ -75,6 +90,7 @@ struct node_ext {
 		struct {
 			struct tree tree;	/* NODE_TREE */
 			size_t *by_name;	/* entries sorted by name */
+			size_t subdirs;		/* entries that are directories */
 		};
 		/*
 		 * NODE_SLICE: where its bytes start in the object; they run
@@ -92,7 +108,7 @@ struct node_ext {
 struct node {
 	uint64_t ino;			/* st_ino */
 	uint64_t size;
-	int64_t time;			/* st_mtime, st_ctime, st_atime */
+	int64_t time;			/* st_mtime, or NODE_TIME_REPO */
 	union {				/* malloc'd; never both */
 		char *path;		/* directories: path from the root */
 		char *data;		/* symlink target, NODE_DATA bytes */
@@ -103,7 +119,7 @@ struct node {
 		struct node *next;	/* protected by the table lock */
 		fuse_ino_t cell;	/* a copy: the cell's node id */
 	};
-	uint16_t mode;			/* S_IFDIR | 0555, ...: 16 bits do */
+	uint16_t mode;			/* NODE_MODE_DIR, ...: 16 bits do */
 	uint16_t git_mode;		/* tree entries: mode in the tree */
 	uint16_t keylen;		/* at most view.c's KEY_MAX, 4160 */
 	uint8_t kind;			/* enum node_kind */
@@ -133,8 +149,8 @@ struct node *node_get(fuse_ino_t nodeid, union node_buf *buf);
 fuse_ino_t node_nodeid(const struct node *n);
 
 /*
- * A new, unshared node with the given key (at most UINT16_MAX bytes); NULL
- * when out of memory.
+ * A new, unshared node with the given key (at most UINT16_MAX bytes), the
+ * repository's time and st_ino node_ino(key); NULL when out of memory.
  */
 struct node *node_new(enum node_kind kind, const void *key, size_t keylen);
 

@@ -20,6 +20,8 @@ struct odbfs {
 	size_t rawsz;
 	uid_t uid;			/* the identity files show: the one */
 	gid_t gid;			/* the daemon reads with */
+	mode_t umask;			/* -o umask=, cleared from modes */
+	time_t epoch;			/* the repository's time: its birth */
 	double negative_timeout;	/* -o negative_timeout= */
 	struct fuse_session *se;	/* for cache invalidation */
 	bool no_open;			/* the kernel takes ENOSYS from open */

@@ -51,20 +51,52 @@ to_errno(int ret)
 	return -ret;
 }
 
+/*
+ * A directory's links: "." and its parent's entry, and each subdirectory's
+ * "..", where that count is known without work; 1 elsewhere, which find
+ * and fts take as "unknown" (as on btrfs).
+ */
+static nlink_t
+dir_nlink(const struct odbfs *fs, const struct node *n)
+{
+	switch (n->kind) {
+	case NODE_ROOT:
+		return fs->nometa ? 6 : 7;	/* refs commits trees objects */
+	case NODE_COMMIT:
+		return 3;			/* tree */
+	case NODE_TREE:
+		return 2 + (nlink_t)n->ext->subdirs;
+	case NODE_GITLINK:
+	case NODE_META:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
+/*
+ * The attributes, as man/odbfs.1 says and backup tools read them. The
+ * sub-second part of st_ctime comes from st_ino so that no two files share
+ * one: borg's files cache forgets the files of a run whose ctime is the
+ * newest it saw (so that it never trusts a ctime the clock's granularity
+ * hides a change behind), and with one ctime for all, that was every file.
+ */
 static void
 fill_attr(const struct odbfs *fs, const struct node *n, struct stat *st)
 {
+	time_t t = n->time == NODE_TIME_REPO ? fs->epoch : (time_t)n->time;
+
 	memset(st, 0, sizeof(*st));
 	st->st_ino = n->ino;
-	st->st_mode = n->mode;
-	st->st_nlink = 1;
+	st->st_mode = S_ISLNK(n->mode) ? n->mode : n->mode & ~fs->umask;
+	st->st_nlink = S_ISDIR(n->mode) ? dir_nlink(fs, n) : 1;
 	st->st_uid = fs->uid;
 	st->st_gid = fs->gid;
 	st->st_size = (off_t)n->size;
 	st->st_blksize = 4096;
 	st->st_blocks = (blkcnt_t)((n->size + 511) / 512);
-	st->st_atim.tv_sec = st->st_mtim.tv_sec = st->st_ctim.tv_sec =
-	    (time_t)n->time;
+	st->st_atim.tv_sec = st->st_mtim.tv_sec = st->st_ctim.tv_sec = t;
+	st->st_ctim.tv_nsec = (long)(n->ino % 1000000000);
 }
 
 /* Are n's bytes its object's, rebuilt by the store (not held by n)? */

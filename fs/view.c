@@ -118,7 +118,7 @@ new_dir(enum node_kind kind, const char *path, int64_t time)
 		node_free(n);
 		return NULL;
 	}
-	n->mode = S_IFDIR | 0555;
+	n->mode = NODE_MODE_DIR;
 	n->time = time;
 	return n;
 }
@@ -155,7 +155,7 @@ intern(struct node *n, struct node **out)
 static int
 top_dir(enum node_kind kind, const char *name, struct node **out)
 {
-	return intern(new_dir(kind, name, 0), out);
+	return intern(new_dir(kind, name, NODE_TIME_REPO), out);
 }
 
 /*
@@ -190,7 +190,8 @@ object_file(struct odbfs *fs, const unsigned char *id, struct node **out)
 		return -ENOMEM;
 	n->type = (uint8_t)info.type;
 	n->size = info.size;
-	n->mode = S_IFREG | 0444;
+	n->mode = NODE_MODE_FILE;
+	n->time = NODE_TIME_REPO;
 	return intern(n, out);
 }
 
@@ -262,10 +263,13 @@ sort_by_name(struct tree *t, size_t *by_name, const unsigned char *buf,
 	return dups;
 }
 
-/* A tree as a directory at path; time is its commit's, or 0. */
+/*
+ * A tree as a directory at path; time is its commit's, or NODE_TIME_REPO;
+ * ino its st_ino, or 0 for its path's.
+ */
 static int
 tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
-    int64_t time, struct node **out)
+    int64_t time, uint64_t ino, struct node **out)
 {
 	char hex[OID_HEXSZ_MAX + 1];
 	size_t dups, dup_off = 0;
@@ -276,6 +280,8 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 
 	if (!(n = new_dir(NODE_TREE, path, time)))
 		return -ENOMEM;
+	if (ino)
+		n->ino = ino;
 	if ((ret = node_ext_new(n)) < 0) {
 		node_free(n);
 		return ret;
@@ -299,6 +305,7 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 		node_free(n);
 		return ret;
 	}
+	n->size = info.size;
 	if ((dups = sort_by_name(&x->tree, x->by_name, x->buf, &dup_off)))
 		log_msg(LOGL_WARN, "tree %s: %zu %s with a name used before "
 		    "%s not shown (the first at offset %zu)", hex, dups,
@@ -312,6 +319,9 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 	if (x->tree.truncated)
 		log_corrupt("tree %s: entry at offset %zu is cut short", hex,
 		    x->tree.bad_off);
+	for (size_t i = 0; i < x->tree.n; i++)
+		x->subdirs += x->tree.entries[i].mode == TREE_MODE_DIR ||
+		    x->tree.entries[i].mode == TREE_MODE_GITLINK;
 	return intern(n, out);
 }
 
@@ -342,9 +352,7 @@ tree_find(const struct node *dir, const char *name)
 /*
  * A node whose inode number comes from the key's first klen bytes, made
  * distinct from others with that number by an 8-byte stamp after them:
- * the same blob under two commits carries two times, so the commit's time
- * is part of what makes a file or symlink of a tree; .odbfs/stats is made
- * anew at each lookup, with a count.
+ * .odbfs/stats is made anew at each lookup, with a count.
  */
 static struct node *
 stamped_node(enum node_kind kind, unsigned char *key, size_t klen,
@@ -355,6 +363,47 @@ stamped_node(enum node_kind kind, unsigned char *key, size_t klen,
 
 	memcpy(key + klen, &stamp, sizeof(stamp));
 	if ((n = node_new(kind, key, klen + sizeof(stamp))))
+		n->ino = ino;
+	return n;
+}
+
+/*
+ * st_ino of entry i (in the tree's order) of tree directory dir: one per
+ * path, as tools that key files by (st_dev, st_ino) need, and ascending in
+ * the tree's order, in which tar and rsync read a directory, for borg,
+ * which reads one in inode order. The directory's number, mixed, keeps
+ * all but its low TREE_INO_BITS bits; those number the entry. Entries past
+ * what they can number get a hash of directory and name.
+ */
+#define TREE_INO_BITS 20
+
+static uint64_t
+tree_entry_ino(const struct node *dir, size_t i, const char *name)
+{
+	const uint64_t low = ((uint64_t)1 << TREE_INO_BITS) - 1;
+	unsigned char key[1 + sizeof(uint64_t) + 256];
+	size_t len = strlen(name);
+	uint64_t ino;
+
+	key[0] = 'E';
+	memcpy(key + 1, &dir->ino, sizeof(dir->ino));
+	if (i + 1 < low && (ino = (node_ino(key, 1 + sizeof(dir->ino)) &
+	    ~low) | (i + 1)) > FUSE_ROOT_ID)
+		return ino;
+	if (len > sizeof(key) - 1 - sizeof(dir->ino))
+		len = sizeof(key) - 1 - sizeof(dir->ino);
+	memcpy(key + 1 + sizeof(dir->ino), name, len);
+	return node_ino(key, 1 + sizeof(dir->ino) + len);
+}
+
+/* A file or symlink of a tree: key, then st_ino ino, which makes it one. */
+static struct node *
+entry_node(enum node_kind kind, unsigned char *key, size_t klen, uint64_t ino)
+{
+	struct node *n;
+
+	memcpy(key + klen, &ino, sizeof(ino));
+	if ((n = node_new(kind, key, klen + sizeof(ino))))
 		n->ino = ino;
 	return n;
 }
@@ -380,6 +429,8 @@ static int
 tree_entry_node(struct odbfs *fs, struct node *dir,
     const struct tree_entry *e, struct node **out)
 {
+	uint64_t ino = tree_entry_ino(dir, (size_t)(e - dir->ext->tree.entries),
+	    e->name);
 	unsigned char key[KEY_MAX];
 	char hex[OID_HEXSZ_MAX + 1], *path;
 	struct objinfo info;
@@ -393,7 +444,7 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 	case TREE_MODE_DIR:
 		if (asprintf(&path, "%s/%s", dir->path, e->name) < 0)
 			return -ENOMEM;
-		ret = tree_dir(fs, e->id, path, dir->time, out);
+		ret = tree_dir(fs, e->id, path, dir->time, ino, out);
 		free(path);
 		return ret;
 	case TREE_MODE_GITLINK:
@@ -405,6 +456,7 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 			node_free(n);
 			return -ENOMEM;
 		}
+		n->ino = ino;
 		memcpy(n->ext->id, e->id, fs->rawsz);
 		n->type = OBJ_COMMIT;
 		n->git_mode = (uint16_t)e->mode;
@@ -420,12 +472,12 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 		klen = id_key(key, 'B', e->id, fs->rawsz);
 		memcpy(key + klen, &e->mode, sizeof(e->mode));
 		klen += sizeof(e->mode);
-		if (!(n = stamped_node(NODE_BLOB, key, klen,
-		    (uint64_t)dir->time)))
+		if (!(n = entry_node(NODE_BLOB, key, klen, ino)))
 			return -ENOMEM;
 		n->type = OBJ_BLOB;
 		n->git_mode = (uint16_t)e->mode;
-		n->mode = S_IFREG | (e->mode == TREE_MODE_EXEC ? 0555 : 0444);
+		n->mode = e->mode == TREE_MODE_EXEC ? NODE_MODE_EXEC :
+		    NODE_MODE_FILE;
 		n->size = info.size;
 		n->time = dir->time;
 		return intern(n, out);
@@ -443,8 +495,8 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 			return log_corrupt("%s/%s: symlink target %s holds a "
 			    "NUL byte", dir->path, e->name, hex);
 		}
-		n = stamped_node(NODE_SYMLINK, key, id_key(key, 'S', e->id,
-		    fs->rawsz), (uint64_t)dir->time);
+		n = entry_node(NODE_SYMLINK, key, id_key(key, 'S', e->id,
+		    fs->rawsz), ino);
 		if (n && (n->data = malloc((size_t)info.size + 1))) {
 			memcpy(n->data, buf, (size_t)info.size);
 			n->data[info.size] = '\0';
@@ -483,7 +535,7 @@ commit_dir(struct odbfs *fs, const unsigned char *id, struct node **out)
 	memcpy(what, "commit ", 7);
 	oid_to_hex(what + 7, id, fs->rawsz);
 	snprintf(path, sizeof(path), "commits/%s", what + 7);
-	if (!(n = new_dir(NODE_COMMIT, path, 0)))
+	if (!(n = new_dir(NODE_COMMIT, path, NODE_TIME_REPO)))
 		return -ENOMEM;
 	if ((ret = node_ext_new(n)) < 0)
 		goto out;
@@ -529,7 +581,7 @@ message_file(struct odbfs *fs, const struct node *dir,
 	memcpy(n->ext->id, node_id(dir), fs->rawsz);
 	n->ext->slice_off = c->header_len + 1;
 	n->size = c->message_len;
-	n->mode = S_IFREG | 0444;
+	n->mode = NODE_MODE_FILE;
 	n->time = dir->time;
 	return n;
 }
@@ -551,7 +603,7 @@ commit_member(struct odbfs *fs, struct node *dir, const char *name,
 	if (!strcmp(name, "tree")) {
 		if (asprintf(&path, "%s/tree", dir->path) < 0)
 			return -ENOMEM;
-		ret = tree_dir(fs, c->tree, path, dir->time, out);
+		ret = tree_dir(fs, c->tree, path, dir->time, 0, out);
 		free(path);
 		return ret;
 	}
@@ -602,7 +654,7 @@ commit_member(struct odbfs *fs, struct node *dir, const char *name,
 	}
 	n->data = data;
 	n->size = len;
-	n->mode = S_IFREG | 0444;
+	n->mode = NODE_MODE_FILE;
 	n->time = dir->time;
 	return intern(n, out);
 }
@@ -678,7 +730,8 @@ ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
 		return log_corrupt("%.200s%s: ref is nested too deep to show: "
 		    "its link would be %zu bytes, more than %d", path,
 		    strlen(path) > 200 ? "..." : "", len, LINK_MAX_LEN);
-	n = new_link(key, ref_key(key, path, target), target, 0);
+	n = new_link(key, ref_key(key, path, target), target,
+	    NODE_TIME_REPO);
 	if (n && node_ext_new(n) < 0) {
 		node_free(n);
 		n = NULL;
@@ -721,7 +774,8 @@ head_link(struct odbfs *fs, struct node **out)
 
 	if ((ret = head_target(fs, target, sizeof(target))) < 0)
 		return ret;
-	n = new_link(key, ref_key(key, "HEAD", target), target, 0);
+	n = new_link(key, ref_key(key, "HEAD", target), target,
+	    NODE_TIME_REPO);
 	if (n)
 		n->moving = true;
 	return intern(n, out);
@@ -761,7 +815,7 @@ refs_child(struct odbfs *fs, struct node *dir, const char *name,
 		free(path);
 		return -ENOENT;
 	}
-	n = new_dir(NODE_REFDIR, path, 0);
+	n = new_dir(NODE_REFDIR, path, NODE_TIME_REPO);
 	free(path);
 	if (n)
 		n->moving = true;
@@ -801,7 +855,7 @@ abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
 	oid_to_hex(hex, id, fs->rawsz);
 	if (asprintf(&path, "%s/%s", dir->path, name) < 0)
 		return -ENOMEM;
-	n = new_link(key, path_key(key, 'A', path), hex, 0);
+	n = new_link(key, path_key(key, 'A', path), hex, NODE_TIME_REPO);
 	free(path);
 	return intern(n, out);
 }
@@ -821,7 +875,7 @@ meta_dir(struct odbfs *fs, struct node **out)
 
 	if (fs->nometa)
 		return -ENOENT;
-	if ((n = new_dir(NODE_META, ".odbfs", 0)))
+	if ((n = new_dir(NODE_META, ".odbfs", NODE_TIME_REPO)))
 		n->mode = META_DIR_MODE;
 	return intern(n, out);
 }
@@ -905,7 +959,8 @@ view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 		if (!strcmp(name, ".odbfs"))
 			return meta_dir(fs, out);
 		if (!strcmp(name, "refs")) {
-			struct node *n = new_dir(NODE_REFDIR, "refs", 0);
+			struct node *n = new_dir(NODE_REFDIR, "refs",
+			    NODE_TIME_REPO);
 
 			if (n)
 				n->moving = true;
@@ -925,7 +980,7 @@ view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 			if (!odb_has_prefix(fs->odb, b))
 				return -ENOENT;
 			snprintf(path, sizeof(path), "objects/%s", name);
-			if ((n = new_dir(NODE_FANOUT, path, 0)))
+			if ((n = new_dir(NODE_FANOUT, path, NODE_TIME_REPO)))
 				n->fanout = (uint8_t)b;
 			return intern(n, out);
 		}
@@ -954,7 +1009,8 @@ view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 			char path[16 + OID_HEXSZ_MAX];
 
 			snprintf(path, sizeof(path), "trees/%s", name);
-			return tree_dir(fs, id, path, 0, out);
+			return tree_dir(fs, id, path, NODE_TIME_REPO, 0,
+			    out);
 		}
 	case NODE_REFDIR:
 		return refs_child(fs, dir, name, out);
@@ -1157,14 +1213,14 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 			klen += strlen(commit_names[i]);
 			ret = add_rec(l, &alloc, commit_names[i], false,
 			    i == 0 ? S_IFDIR : i == 1 || i == 6 ? S_IFLNK :
-			    S_IFREG, node_ino(key, klen));
+			    S_IFREG, i == 0 ? child_dir_ino(dir->path, "tree") :
+			    node_ino(key, klen));
 		}
 		break;
 	case NODE_TREE:
 		for (size_t i = 0; i < dir->ext->tree.n && ret == 0; i++) {
 			const struct tree_entry *e = &dir->ext->tree.entries[i];
 			unsigned m = e->mode;
-			size_t klen;
 
 			/*
 			 * Not shown, and the listing ends in EIO, so that a
@@ -1182,20 +1238,10 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 				l->corrupt = true;
 				continue;
 			}
-			klen = id_key(key, m == TREE_MODE_LINK ? 'S' : 'B',
-			    e->id, fs->rawsz);
-			if (m == TREE_MODE_FILE || m == TREE_MODE_EXEC) {
-				memcpy(key + klen, &e->mode, sizeof(e->mode));
-				klen += sizeof(e->mode);
-			}
-			if (m == TREE_MODE_DIR || m == TREE_MODE_GITLINK)
-				ret = add_rec(l, &alloc, e->name, false,
-				    S_IFDIR, child_dir_ino(dir->path,
-				    e->name));
-			else
-				ret = add_rec(l, &alloc, e->name, false,
-				    m == TREE_MODE_LINK ? S_IFLNK : S_IFREG,
-				    node_ino(key, klen));
+			ret = add_rec(l, &alloc, e->name, false,
+			    m == TREE_MODE_DIR || m == TREE_MODE_GITLINK ?
+			    S_IFDIR : m == TREE_MODE_LINK ? S_IFLNK : S_IFREG,
+			    tree_entry_ino(dir, i, e->name));
 		}
 		l->corrupt |= dir->ext->tree.truncated;
 		break;

@@ -173,15 +173,15 @@ assert_not_mounted() {
 	cmp <(git -C "$REPO" cat-file blob "$id") "$MNT/objects/$id"
 }
 
-@test "objects are 0444 regular files of their size, directories 0555" {
+@test "objects are 0644 regular files of their size, directories 0755" {
 	local id
 
 	mount_odbfs "$REPO" "$MNT"
 	id=$(git -C "$REPO" rev-parse HEAD:README)
 	[ "$(stat -c '%F %a %h %s' "$MNT/objects/$id")" = \
-		"regular file 444 1 $(git -C "$REPO" cat-file -s "$id")" ]
+		"regular file 644 1 $(git -C "$REPO" cat-file -s "$id")" ]
 	[ "$(stat -c '%F %a' "$MNT" "$MNT/objects" "$MNT/objects/${id:0:2}")" = \
-		"$(printf 'directory 555\n%.0s' 1 2 3)" ]
+		"$(printf 'directory 755\n%.0s' 1 2 3)" ]
 }
 
 @test "writes fail with EROFS and change nothing" {
