@@ -5,9 +5,9 @@
 # serving a snapshot of the same directory (names, attributes, xattrs and
 # bytes, taken from an odbfs mount of this build) from memory, with no
 # work, and storing a directory's files in the page cache once one is read
-# (--push), as odbfs reads walks ahead. Every round mounts afresh and drops the page cache before the
-# measured command, for odbfs and the floor alike; the floor's bytes stay
-# in its memory. Second backup runs are on a fresh mount too, with the
+# (--push), as odbfs reads walks ahead. Every round mounts afresh and
+# drops the page cache before the measured command, for odbfs and the
+# floor alike; the floor's bytes stay in its memory. Second backup runs are on a fresh mount too, with the
 # page cache dropped: what a nightly backup of a long-lived mount meets
 # after a reboot or a remount.
 #
@@ -60,11 +60,11 @@ counter() { awk -v k="$2" '$1 == k { print $2 }' "$1" 2>/dev/null || :; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f", 100 * a / b; else print "-" }'; }
 met() { awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? "yes" : "no" }'; }
 
-# run FS WHAT OUT: mount FS (odbfs or floor) afresh, drop the page cache,
-# time WHAT (a shell command; $D is the directory) into $t, its stdout in
+# run FS WHAT OUT [nodrop]: mount FS (odbfs or floor) afresh, drop the
+# page cache (unless nodrop), time WHAT (a shell command; $D is the directory) into $t, its stdout in
 # OUT. For odbfs, the daemon's counters after it are in OUT.stats.
 run() {
-	local fs=$1 what=$2 o=$3 t0 t1
+	local fs=$1 what=$2 o=$3 t0 t1 nodrop=${4:-}
 	if [ "$fs" = odbfs ]; then
 		mount_at "$repo" "$m"
 		export D=$m/$sub
@@ -72,7 +72,7 @@ run() {
 		floor_at "$snap" $floorflags
 		export D=$floor
 	fi
-	drop
+	[ -n "$nodrop" ] || drop
 	t0=$EPOCHREALTIME
 	if ! sh -c "$what" >"$o" 2>"$o.err"; then
 		echo "failed on $fs: $what" >&2
@@ -129,7 +129,7 @@ second_of() {
 			eval "$reset"
 			run $fs "$what1" "$scratch/out"
 			t1=$t
-			run $fs "$what2" "$scratch/out2"
+			run $fs "$what2" "$scratch/out2" nodrop
 			t2=$t
 			if [ $fs = odbfs ]; then
 				o1+=("$t1") o2+=("$t2")
@@ -153,7 +153,7 @@ second_of() {
 	row "$label, second run (fresh mount): s (% of first) | $fs2 ($(pct "$fs2" "$fm") %) | $os ($(pct "$os" "$om") %) | $(ratio "$os" "$fs2") | 10 % | $(met "$(pct "$os" "$om")" 10) | $(printf '%s\n' "${rb2[@]}" | median) rebuilds, $(printf '%s\n' "${by2[@]}" | median) bytes served; files read again: odbfs $(printf '%s\n' "${oc[@]}" | median), floor $(printf '%s\n' "${fc[@]}" | median) (the tool's count)"
 }
 
-say "odbfs at $(git -C "$top" rev-parse --short HEAD)$(git -C "$top" diff --quiet HEAD -- fs store || echo ' (with changes)'); fresh mounts every round, $dropped. Floor: floorfs serving a snapshot of the same directory from memory. Ratio = odbfs / floor; target: each at most 1.2 × its floor, a second backup run under 10 % of the first. Counters: the odbfs daemon's .odbfs/stats after the run (median): rebuilds / pushes ahead."
+say "odbfs at $(git -C "$top" rev-parse --short HEAD)$(git -C "$top" diff --quiet HEAD -- fs store || echo ' (with changes)'); fresh mounts every round, $dropped (second backup runs: a fresh mount, the page cache kept). Floor: floorfs serving a snapshot of the same directory from memory. Ratio = odbfs / floor; target: each at most 1.2 × its floor, a second backup run under 10 % of the first. Counters: the odbfs daemon's .odbfs/stats after the run (median): rebuilds / pushes ahead."
 say ""
 row "what | floor, s | odbfs, s | ratio (odbfs/floor) | target | met | odbfs counters"
 row "---|---|---|---|---|---|---"
