@@ -56,6 +56,22 @@ int odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,
     enum obj_type *type);
 
 /*
+ * Is suffix one or more of git's ancestry steps, "~N" and "^N" (N
+ * optional), and nothing else?
+ */
+bool rev_suffix_ok(const char *suffix);
+
+/*
+ * The commit suffix names from id (a commit, or a tag of one), as git's
+ * rev-parse reads "<id><suffix>" (store/rev.c): 0 with out set; -ENOENT
+ * when a step has no such parent or id is no commit; -EINVAL for what
+ * rev_suffix_ok() refuses; -E2BIG past REV_STEPS_MAX commits; the
+ * store's errors.
+ */
+int odb_rev_suffix(struct odb *odb, const unsigned char *id,
+    const char *suffix, unsigned char *out);
+
+/*
  * The one object whose id begins with the hex digits in hex (len of
  * them, at least 4): 0 with raw set, -ENOENT, or -ENOTUNIQ. Memory only.
  */

@@ -162,6 +162,7 @@ main(void)
 		{ "unpack", test_unpack },
 		{ "reader", test_reader },
 		{ "repo", test_repo },
+		{ "rev", test_rev },
 		{ "zio", test_zio },
 		{ "loose", test_loose },
 		{ "map", test_map },

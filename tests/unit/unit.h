@@ -63,6 +63,7 @@ void test_pack(void);
 void test_packtable(void);
 void test_reader(void);
 void test_repo(void);
+void test_rev(void);
 void test_snapshot(void);
 void test_snapshot_vanished(void);
 void test_unpack(void);

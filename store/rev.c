@@ -1,0 +1,149 @@
+/*
+ * rev: git's ancestry suffixes (gitrevisions(7)) after a commit, so that
+ * the mount can name an ancestor without a chain of parent links, which
+ * the kernel stops following after 40:
+ *
+ *   suffix := ( "~" digits? | "^" digits? )*
+ *
+ * "~N" is the N-th generation ancestor through first parents, "^N" the
+ * N-th parent, "^0" and "~0" the commit itself; a bare "~" or "^" is one
+ * step. A tag is peeled to its commit first, as git does. Each step reads
+ * one commit's header (commit.h), so a walk is bounded by REV_STEPS_MAX.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commit.h"
+#include "log.h"
+#include "odb.h"
+
+/*
+ * The most commits one suffix may step through. A step costs what reading
+ * a commit's header costs (a few microseconds from a pack), so a lookup
+ * stays under a second or so; git itself would go on.
+ */
+#define REV_STEPS_MAX 100000
+
+/* The parents of commit id: *c holds them; commit_release() it. */
+static int
+read_commit(struct odb *odb, const unsigned char *id, struct commit *c)
+{
+	char what[8 + OID_HEXSZ_MAX];
+	size_t rawsz = odb_repo(odb)->rawsz, len;
+	unsigned char *buf = NULL;
+	struct reader *r;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	memcpy(what, "commit ", 7);
+	oid_to_hex(what + 7, id, rawsz);
+	if ((ret = odb_reader_open(odb, id, &r)) < 0)
+		return ret;
+	if (reader_info(r)->type != OBJ_COMMIT)
+		ret = -ENOENT;
+	else if ((ret = commit_header_read(r, what, &buf, &len)) == 0)
+		ret = commit_parse(c, what, buf, len, reader_info(r)->size,
+		    rawsz);
+	free(buf);
+	reader_close(r);
+	return ret;
+}
+
+/*
+ * The count after a '~' or '^' at *s (1 when no digits follow), moving *s
+ * past it; -1 when it is too large to be any ancestor.
+ */
+static long
+count(const char **s)
+{
+	long n = 0;
+
+	if (**s < '0' || **s > '9')
+		return 1;
+	while (**s >= '0' && **s <= '9') {
+		if (n > REV_STEPS_MAX)
+			n = REV_STEPS_MAX + 1;	/* stays too large */
+		else
+			n = n * 10 + (**s - '0');
+		(*s)++;
+	}
+	return n > REV_STEPS_MAX ? -1 : n;
+}
+
+bool
+rev_suffix_ok(const char *suffix)
+{
+	if (!*suffix)
+		return false;
+	while (*suffix) {
+		if (*suffix != '~' && *suffix != '^')
+			return false;
+		suffix++;
+		while (*suffix >= '0' && *suffix <= '9')
+			suffix++;
+	}
+	return true;
+}
+
+/*
+ * The commits suffix steps through, or -1 past REV_STEPS_MAX; -ENOENT
+ * (as -2) for a parent number no commit has. Counted before any is read.
+ */
+static long
+steps_of(const char *suffix)
+{
+	unsigned long steps = 0;
+
+	while (*suffix) {
+		char op = *suffix++;
+		long n = count(&suffix);
+
+		if (op == '^' && (n < 0 || n > COMMIT_PARENTS_MAX))
+			return -2;
+		if (n < 0 || (steps += op == '^' ? 1 : (unsigned long)n) >
+		    REV_STEPS_MAX)
+			return -1;
+	}
+	return (long)steps;
+}
+
+int
+odb_rev_suffix(struct odb *odb, const unsigned char *id, const char *suffix,
+    unsigned char *out)
+{
+	size_t rawsz = odb_repo(odb)->rawsz;
+	enum obj_type type;
+	struct commit c;
+	long steps;
+	int ret;
+
+	if (!rev_suffix_ok(suffix))
+		return -EINVAL;
+	if ((steps = steps_of(suffix)) < 0)
+		return steps == -1 ? -E2BIG : -ENOENT;
+	if ((ret = odb_peel(odb, id, out, &type)) < 0)
+		return ret;
+	if (type != OBJ_COMMIT)
+		return -ENOENT;
+	while (*suffix) {
+		char op = *suffix++;
+		long n = count(&suffix);
+
+		/* ^N: one step to parent N; ~N: N steps to parent 1. */
+		for (long k = op == '^' ? !!n : n; k > 0; k--) {
+			size_t which = op == '^' ? (size_t)n - 1 : 0;
+
+			if ((ret = read_commit(odb, out, &c)) == 0 &&
+			    which >= c.nparents)
+				ret = -ENOENT;
+			if (ret == 0)
+				memcpy(out, c.parents + which * rawsz, rawsz);
+			commit_release(&c);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
