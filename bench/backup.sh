@@ -93,7 +93,6 @@ run() {
 # row of medians. With SECOND, WHAT prepares (a first backup, untimed
 # beyond its own row) and SECOND is timed, on a new mount, as a % of the
 # first.
-declare -A first=()
 row_of() {
 	local what=$1 label=$2 fs i t
 	local -a o=() f=() rb=() pu=()
@@ -113,7 +112,6 @@ row_of() {
 	local om fm
 	om=$(printf '%s\n' "${o[@]}" | median)
 	fm=$(printf '%s\n' "${f[@]}" | median)
-	first[$label]="$om $fm"
 	row "$label | $fm | $om | $(ratio "$om" "$fm") | 1.2 | $(met "$(ratio "$om" "$fm")" 1.2) | $(printf '%s\n' "${rb[@]}" | median) / $(printf '%s\n' "${pu[@]}" | median)"
 }
 
