@@ -97,6 +97,13 @@ fill_attr(const struct odbfs *fs, const struct node *n, struct stat *st)
 	st->st_blocks = (blkcnt_t)((n->size + 511) / 512);
 	st->st_atim.tv_sec = st->st_mtim.tv_sec = st->st_ctim.tv_sec = t;
 	st->st_ctim.tv_nsec = (long)(n->ino % 1000000000);
+	/*
+	 * What has the repository's time has no time of its own to keep
+	 * whole (git archive gives a commit's files whole seconds): its mtime
+	 * differs by file too, for borg's --files-cache=mtime,size.
+	 */
+	if (n->time == NODE_TIME_REPO)
+		st->st_atim.tv_nsec = st->st_mtim.tv_nsec = st->st_ctim.tv_nsec;
 }
 
 /* Are n's bytes its object's, rebuilt by the store (not held by n)? */
