@@ -99,7 +99,7 @@ bench/fsbench: bench/fsbench.c
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -lpthread $(LDFLAGS)
 
 bench:
-	@.ci/deps libgit2-dev
+	@.ci/deps libgit2-dev borgbackup restic
 	@$(MAKE) --no-print-directory all bench/lookup bench/floorfs bench/fsbench
 	@bench/run.sh $(BENCH_ARGS)
 

@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# bench/run.sh [--objects N] [--blob-mb M] [--rounds R]
+# bench/run.sh [--objects N] [--blob-mb M] [--rounds R] [--only backup]
 #
 # odbfs beside git and libgit2, every row measured in the same run, medians
 # of R rounds (default 3), ratios against the reference. Repositories are
 # generated with git fast-import into bench/out/ and kept for the next run.
 # Prints one table (Markdown) and writes it, dated, to bench/out/table.md.
 #
-# Needs: libgit2-dev (installed if missing), strace.
+# Section 5 (bench/backup.sh) puts a walk of every object, tar, rsync, borg
+# and restic beside a floor: floorfs serving the same directory from
+# memory. --only backup runs that section alone (make bench
+# BENCH_ARGS='--only backup'), a few minutes with its repositories made.
+#
+# Needs: libgit2-dev (installed if missing), strace; for section 5
+# borgbackup, restic, rsync, and root to drop the page cache.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/bench/out
-objects=1000000 blob_mb=1024 rounds=3
+objects=1000000 blob_mb=1024 rounds=3 only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--objects) objects=$2; shift 2 ;;
 	--blob-mb) blob_mb=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
-	*) echo "usage: $0 [--objects N] [--blob-mb M] [--rounds R]" >&2; exit 2 ;;
+	--only) only=$2; shift 2 ;;
+	*) echo "usage: $0 [--objects N] [--blob-mb M] [--rounds R] [--only backup]" >&2; exit 2 ;;
 	esac
 done
 mkdir -p "$out"
@@ -70,8 +77,27 @@ rss_mb() { awk -v k="${2:-VmRSS}:" '$1 == k { printf "%.1f", $2 / 1024 }' "/proc
 
 say "# odbfs benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 say ""
-say "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r); git $(git --version | cut -d' ' -f3), libgit2 $(pkg-config --modversion libgit2). Medians of $rounds rounds; lower is better; ratio = reference / odbfs (above 1: odbfs faster) unless the row says otherwise."
+say "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r); git $(git --version | cut -d' ' -f3), libgit2 $(pkg-config --modversion libgit2 2>/dev/null || echo "not installed"). Medians of $rounds rounds; lower is better; ratio = reference / odbfs (above 1: odbfs faster) unless the row says otherwise."
 say ""
+
+finish() {
+	# Did this run generate anything? (repo() runs in a subshell: ask the files.)
+	if find "$out" -maxdepth 2 -name '.done*' -newer "$out/.run-start" | grep -q .; then
+		say "The run took $(( (SECONDS + 30) / 60 )) minutes, generating repositories included."
+	else
+		say "The run took $(( (SECONDS + 30) / 60 )) minutes, with the repositories of an earlier run."
+	fi
+	echo
+	echo "table written to $table"
+}
+if [ "$only" = backup ]; then
+	. "$top/bench/backup.sh"
+	finish
+	exit 0
+elif [ -n "$only" ]; then
+	echo "$0: --only: only 'backup' is a section of its own" >&2
+	exit 2
+fi
 
 # 1. Store, in-process.
 say "## 1. Store, in-process (ns per lookup)"
@@ -260,11 +286,7 @@ row "daemon RSS after mounting $objects objects, MiB: total (anonymous) | $(rss_
 row "daemon RSS after reading all $objects objects, MiB: total (anonymous) | $(rss_mb "$pid") ($(rss_mb "$pid" RssAnon))"
 fusermount3 -u "$m"
 say ""
-# Did this run generate anything? (repo() runs in a subshell: ask the files.)
-if find "$out" -maxdepth 2 -name '.done*' -newer "$out/.run-start" | grep -q .; then
-	say "The run took $(( (SECONDS + 30) / 60 )) minutes, generating repositories included."
-else
-	say "The run took $(( (SECONDS + 30) / 60 )) minutes, with the repositories of an earlier run."
-fi
-echo
-echo "table written to $table"
+
+# 5. Backup tools and walks against the floor.
+. "$top/bench/backup.sh"
+finish
