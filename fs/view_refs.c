@@ -1,0 +1,243 @@
+/*
+ * view_refs: HEAD and refs/, symlinks into commits/, trees/ and objects/.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "refs.h"
+#include "view_int.h"
+
+/* Why odb_peel() of id failed with ret, in a few words. */
+static const char *
+peel_failure(struct odbfs *fs, const unsigned char *id, int ret)
+{
+	switch (ret) {
+	case -ELOOP:
+		return "tags nested too deep";
+	case -ENOENT:
+		return odb_has(fs->odb, id) ? "a tag names a missing object" :
+		    "the object is missing";
+	case -EFSCORRUPTED:
+		return "a tag without an object and a type line";
+	default:
+		return strerror(-ret);
+	}
+}
+
+/*
+ * The target of the ref at path pointing at id: relative to the ref's
+ * directory, into commits/, trees/ or objects/ by what id peels to.
+ * Returns the target's length, which is size or more if it did not fit.
+ */
+static size_t
+ref_target(struct odbfs *fs, const char *path, const unsigned char *id,
+    char *target, size_t size, unsigned char *peeled, enum obj_type *type)
+{
+	char hex[OID_HEXSZ_MAX + 1];
+	const char *where = "objects";
+	size_t len = 0;
+	int ret;
+
+	if ((ret = odb_peel(fs->odb, id, peeled, type)) < 0) {
+		/* Shown as the object it names; said once, not per listing. */
+		oid_to_hex(hex, id, fs->rawsz);
+		log_once(LOGL_WARN, "%.200s: %s cannot be peeled (%s): linked "
+		    "into objects/", path, hex, peel_failure(fs, id, ret));
+		memcpy(peeled, id, fs->rawsz);
+		*type = OBJ_NONE;
+	}
+	if (*type == OBJ_COMMIT)
+		where = "commits";
+	else if (*type == OBJ_TREE)
+		where = "trees";
+	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
+		if (len + 3 < size)
+			memcpy(target + len, "../", 3);
+		len += 3;
+	}
+	oid_to_hex(hex, peeled, fs->rawsz);
+	if (len < size)
+		snprintf(target + len, size - len, "%s/%s", where, hex);
+	else if (size > 0)
+		target[size - 1] = '\0';
+	return len + strlen(where) + 1 + strlen(hex);
+}
+
+static int
+ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
+    struct node **out)
+{
+	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
+	char target[LINK_MAX_LEN + 1];
+	enum obj_type type;
+	struct node *n;
+	size_t len;
+
+	len = ref_target(fs, path, id, target, sizeof(target), peeled, &type);
+	if (len > LINK_MAX_LEN)
+		return log_corrupt("%.200s%s: ref is nested too deep to show: "
+		    "its link would be %zu bytes, more than %d", path,
+		    strlen(path) > 200 ? "..." : "", len, LINK_MAX_LEN);
+	n = new_link(key, ref_key(key, path, target), target,
+	    NODE_TIME_REPO);
+	if (n && node_ext_new(n) < 0) {
+		node_free(n);
+		n = NULL;
+	}
+	if (n) {
+		n->moving = true;
+		memcpy(n->ext->id, peeled, fs->rawsz);
+		n->type = (uint8_t)type;
+	}
+	return intern(n, out);
+}
+
+/* Where HEAD points, or -ENOENT if it is neither symbolic nor an id. */
+int
+head_target(struct odbfs *fs, char *target, size_t size)
+{
+	const struct refs *refs = odb_refs_get(fs->odb);
+	char hex[OID_HEXSZ_MAX + 1];
+	int ret = 0;
+
+	if (refs->head_target) {
+		snprintf(target, size, "%s", refs->head_target);
+	} else if (refs->head_detached) {
+		oid_to_hex(hex, refs->head_id, fs->rawsz);
+		snprintf(target, size, "commits/%s", hex);
+	} else {
+		ret = -ENOENT;
+	}
+	odb_refs_put(fs->odb);
+	return ret;
+}
+
+int
+head_link(struct odbfs *fs, struct node **out)
+{
+	unsigned char key[KEY_MAX];
+	char target[4096 + 64];
+	struct node *n;
+	int ret;
+
+	if ((ret = head_target(fs, target, sizeof(target))) < 0)
+		return ret;
+	n = new_link(key, ref_key(key, "HEAD", target), target,
+	    NODE_TIME_REPO);
+	if (n)
+		n->moving = true;
+	return intern(n, out);
+}
+
+int
+refs_child(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	unsigned char id[OID_RAWSZ_MAX];
+	char *path, *under;
+	const struct refs *refs;
+	long i;
+	bool isdir = false;
+	struct node *n;
+
+	if (asprintf(&path, "%s/%s", dir->path, name) < 0)
+		return -ENOMEM;
+	if (asprintf(&under, "%s/", path) < 0) {
+		free(path);
+		return -ENOMEM;
+	}
+	refs = odb_refs_get(fs->odb);
+	if ((i = refs_find(refs, path)) >= 0)
+		memcpy(id, refs->v[i].id, fs->rawsz);
+	else
+		isdir = refs_first_under(refs, under) >= 0;
+	odb_refs_put(fs->odb);
+	free(under);
+	if (i >= 0) {
+		int ret = ref_link(fs, path, id, out);
+
+		free(path);
+		return ret;
+	}
+	if (!isdir) {
+		free(path);
+		return -ENOENT;
+	}
+	n = new_dir(NODE_REFDIR, path, NODE_TIME_REPO);
+	free(path);
+	if (n)
+		n->moving = true;
+	return intern(n, out);
+}
+
+/* The children of refs directory dir: next components of refs under it. */
+int
+list_refs(struct odbfs *fs, struct dirlist *l, size_t *alloc)
+{
+	const struct refs *refs = odb_refs_get(fs->odb);
+	size_t plen = strlen(l->dir->path), nleaf = 0, leaf_alloc = 0;
+	struct leaf { char *name; unsigned char id[OID_RAWSZ_MAX]; } *leaf = NULL;
+	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
+	char *prefix, last[4096] = "", target[4096 + 64];
+	enum obj_type type;
+	long i, first;
+	int ret = 0;
+
+	if (asprintf(&prefix, "%s/", l->dir->path) < 0) {
+		odb_refs_put(fs->odb);
+		return -ENOMEM;
+	}
+	first = refs_first_under(refs, prefix);
+	for (i = first; ret == 0 && i >= 0 && (size_t)i < refs->n &&
+	    !strncmp(refs->v[i].name, prefix, plen + 1); i++) {
+		const char *rest = refs->v[i].name + plen + 1;
+		size_t clen = strcspn(rest, "/");
+		char comp[4096];
+
+		if (clen >= sizeof(comp))
+			continue;
+		memcpy(comp, rest, clen);
+		comp[clen] = '\0';
+		if (!strcmp(comp, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", comp);
+		if (rest[clen] == '/') {
+			ret = add_rec(l, alloc, comp, true, S_IFDIR,
+			    child_dir_ino(l->dir->path, comp));
+			continue;
+		}
+		/* A ref: its target needs the object store, outside RCU. */
+		ret = add_rec(l, alloc, comp, true, S_IFLNK, 0);
+		if (ret == 0 && nleaf == leaf_alloc) {
+			struct leaf *grown;
+
+			leaf_alloc = leaf_alloc ? 2 * leaf_alloc : 16;
+			if ((grown = realloc(leaf, leaf_alloc * sizeof(*leaf))))
+				leaf = grown;
+			else
+				ret = -ENOMEM;
+		}
+		if (ret == 0 && !(leaf[nleaf].name = strdup(refs->v[i].name)))
+			ret = -ENOMEM;
+		if (ret == 0)
+			memcpy(leaf[nleaf++].id, refs->v[i].id, fs->rawsz);
+	}
+	odb_refs_put(fs->odb);
+	for (size_t k = 0, r = 0; k < nleaf; k++) {
+		while (l->v[r].type != S_IFLNK)
+			r++;
+		if (ret == 0) {
+			ref_target(fs, leaf[k].name, leaf[k].id, target,
+			    sizeof(target), peeled, &type);
+			l->v[r++].ino = node_ino(key, ref_key(key,
+			    leaf[k].name, target));
+		}
+		free(leaf[k].name);
+	}
+	free(leaf);
+	free(prefix);
+	return ret;
+}
