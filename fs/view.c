@@ -1,25 +1,34 @@
 /*
- * view: what each name of the mount is. Called by ops.c for lookups,
- * listings and readdirplus; calls store/ (odb, refs, tree and commit
- * parsing) and node.c.
+ * view: what each name of the mount is, for ops.c's lookups, listings and
+ * readdirplus. The dispatcher: each kind of directory is described once
+ * (view_int.h), in the file of its kind, and lookup, listing, inode
+ * numbers and types come from that description here:
+ *
+ *   view.c          the root, the kinds by node kind, keys, node makers
+ *   view_objects.c  objects/, objects/xx/, abbreviated ids
+ *   view_commit.c   commits/, commits/<id>/
+ *   view_tree.c     trees/, a tree, a gitlink
+ *   view_refs.c     HEAD, refs/...
+ *   view_meta.c     .odbfs/
  *
  * Node keys say what a node is, so the same thing looked up twice is one
  * node with one inode number:
  *   'D' path            a directory, by its path from the root
  *   'O' id              objects/<id>
- *   'B' id mode time    a file of a tree (blob and mode); st_ino
- *                       hashes 'B' id mode alone
- *   'S' id time         a symlink of a tree (its blob); st_ino hashes
- *                       'S' id alone
+ *   'B' id mode ino     a file of a tree (blob and mode), then its st_ino
+ *   'S' id ino          a symlink of a tree (its blob), then its st_ino
  *   'R' path NUL target HEAD or a ref, by path and where it points (a
  *                       ref that moves is a new symlink)
  *   'A' path            an abbreviated id, by path
  *   'M' id name         a file or link inside commits/<id>/
+ *   'M' path            a file of .odbfs/ (stats: then a stamp)
+ * The files of a tree are numbered by their place in it (tree_entry_ino(),
+ * hashing 'E' and the directory's st_ino), not by their key.
  * node_id() takes the id of 'O', 'B' and 'S' nodes from right after the
  * tag, so that the most numerous nodes hold it once; the others that stand
  * for an object keep it in their node_ext.
  */
-#include <stdatomic.h>
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +36,6 @@
 
 #include "log.h"
 #include "view_int.h"
-
-/* st_ino of the directory at parent/name. */
-uint64_t
-child_dir_ino(const char *parent, const char *name)
-{
-	unsigned char key[KEY_MAX];
-	char path[KEY_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", parent, name);
-	return node_ino(key, view_dir_key(key, path));
-}
 
 size_t
 view_dir_key(unsigned char *key, const char *path)
@@ -80,20 +78,63 @@ ref_key(unsigned char *key, const char *path, const char *target)
 	return len + 1 + tlen;
 }
 
-/* A new directory node at path. */
+bool
+child_path(const struct node *dir, const char *name, char *buf, size_t size)
+{
+	int len = dir->path[0] ? snprintf(buf, size, "%s/%s", dir->path, name) :
+	    snprintf(buf, size, "%s", name);
+
+	return len >= 0 && (size_t)len < size;
+}
+
+size_t
+key_dir(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	char path[KEY_MAX];
+
+	(void)fs;
+	child_path(dir, name, path, sizeof(path));
+	return view_dir_key(key, path);
+}
+
+size_t
+key_path(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	char path[KEY_MAX];
+
+	(void)fs;
+	child_path(dir, name, path, sizeof(path));
+	return path_key(key, 'M', path);
+}
+
+const char *
+key_to_path(const unsigned char *key, size_t klen, char *buf)
+{
+	assert(klen >= 1 && klen <= KEY_MAX);
+	memcpy(buf, key + 1, klen - 1);
+	buf[klen - 1] = '\0';
+	return buf;
+}
+
+/* A new directory node at path, with its kind's attributes. */
 struct node *
 new_dir(enum node_kind kind, const char *path, int64_t time)
 {
+	const struct view_kind *k = view_kind_of(kind);
 	unsigned char key[KEY_MAX];
 	struct node *n = node_new(kind, key, view_dir_key(key, path));
 
+	assert(k);
 	if (!n)
 		return NULL;
 	if (!(n->path = strdup(path))) {
 		node_free(n);
 		return NULL;
 	}
-	n->mode = NODE_MODE_DIR;
+	n->mode = (uint16_t)k->mode;
+	n->moving = k->moving;
 	n->time = time;
 	return n;
 }
@@ -126,129 +167,99 @@ intern(struct node *n, struct node **out)
 	return 0;
 }
 
-/* The directory of kind with a fixed name under the root. */
-static int
-top_dir(enum node_kind kind, const char *name, struct node **out)
+int
+make_dir(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
 {
-	return intern(new_dir(kind, name, NODE_TIME_REPO), out);
+	char path[KEY_MAX];
+
+	(void)fs;
+	(void)dir;
+	return intern(new_dir(f->kind, key_to_path(key, klen, path),
+	    NODE_TIME_REPO), out);
 }
 
+/* The root: .odbfs last, so that -o nometa leaves the others in place. */
+static const struct view_fixed root_fixed[] = {
+	{ "HEAD", S_IFLNK, NODE_SYMLINK, head_key, head_make },
+	{ "refs", S_IFDIR, NODE_REFDIR, key_dir, make_dir },
+	{ "commits", S_IFDIR, NODE_COMMITS, key_dir, make_dir },
+	{ "trees", S_IFDIR, NODE_TREES, key_dir, make_dir },
+	{ "objects", S_IFDIR, NODE_OBJECTS, key_dir, make_dir },
+	{ ".odbfs", S_IFDIR, NODE_META, meta_key, make_dir },
+};
+
+/* HEAD comes and goes: a miss at the root is never cached. */
+static const struct view_kind root_kind = {
+	.mode = NODE_MODE_DIR,
+	.negative = 0,
+	VIEW_FIXED_INIT(root_fixed),
+};
+
+static const struct view_kind *const kinds[] = {
+	[NODE_ROOT] = &root_kind,
+	[NODE_OBJECTS] = &view_objects_kind,
+	[NODE_FANOUT] = &view_fanout_kind,
+	[NODE_COMMITS] = &view_commits_kind,
+	[NODE_TREES] = &view_trees_kind,
+	[NODE_REFDIR] = &view_refs_kind,
+	[NODE_COMMIT] = &view_commit_kind,
+	[NODE_TREE] = &view_tree_kind,
+	[NODE_GITLINK] = &view_gitlink_kind,
+	[NODE_META] = &view_meta_kind,
+};
+
+const struct view_kind *
+view_kind_of(enum node_kind kind)
+{
+	return (size_t)kind < sizeof(kinds) / sizeof(kinds[0]) ? kinds[kind] :
+	    NULL;
+}
 
 int
 view_lookup(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
-	unsigned char id[OID_RAWSZ_MAX];
-	const struct tree_entry *e;
-	struct objinfo info;
-	int hi, lo, ret;
+	const struct view_kind *k = view_kind_of(dir->kind);
+	unsigned char key[KEY_MAX];
 
 	*out = NULL;
-	switch (dir->kind) {
-	case NODE_ROOT:
-		if (!strcmp(name, "objects"))
-			return top_dir(NODE_OBJECTS, "objects", out);
-		if (!strcmp(name, "commits"))
-			return top_dir(NODE_COMMITS, "commits", out);
-		if (!strcmp(name, "trees"))
-			return top_dir(NODE_TREES, "trees", out);
-		if (!strcmp(name, "HEAD"))
-			return head_link(fs, out);
-		if (!strcmp(name, ".odbfs"))
-			return meta_dir(fs, out);
-		if (!strcmp(name, "refs")) {
-			struct node *n = new_dir(NODE_REFDIR, "refs",
-			    NODE_TIME_REPO);
-
-			if (n)
-				n->moving = true;
-			return intern(n, out);
-		}
-		return -ENOENT;
-	case NODE_OBJECTS:
-		if (oid_parse_hex(id, name, fs->rawsz))
-			return object_file(fs, id, out);
-		hi = hexval(name[0]);
-		lo = hi < 0 ? -1 : hexval(name[1]);
-		if (lo >= 0 && name[2] == '\0') {
-			struct node *n;
-			char path[16];
-			unsigned b = (unsigned)(hi << 4 | lo);
-
-			if (!odb_has_prefix(fs->odb, b))
-				return -ENOENT;
-			snprintf(path, sizeof(path), "objects/%s", name);
-			if ((n = new_dir(NODE_FANOUT, path, NODE_TIME_REPO)))
-				n->fanout = (uint8_t)b;
-			return intern(n, out);
-		}
-		if (is_abbrev(fs, name))
-			return abbrev_link(fs, dir, name, OBJ_NONE, out);
-		return -ENOENT;
-	case NODE_FANOUT:
-		if (oid_parse_hex(id, name, fs->rawsz) && id[0] == dir->fanout)
-			return object_file(fs, id, out);
-		return -ENOENT;
-	case NODE_COMMITS:
-	case NODE_TREES:
-		if (is_abbrev(fs, name))
-			return abbrev_link(fs, dir, name, dir->kind ==
-			    NODE_COMMITS ? OBJ_COMMIT : OBJ_TREE, out);
-		if (!oid_parse_hex(id, name, fs->rawsz))
-			return -ENOENT;
-		if ((ret = lookup_id(fs, id, &info)) < 0)
-			return ret;
-		if (dir->kind == NODE_COMMITS)
-			return info.type == OBJ_COMMIT ? commit_dir(fs, id,
-			    out) : -ENOENT;
-		if (info.type != OBJ_TREE)
-			return -ENOENT;
-		{
-			char path[16 + OID_HEXSZ_MAX];
-
-			snprintf(path, sizeof(path), "trees/%s", name);
-			return tree_dir(fs, id, path, NODE_TIME_REPO, 0,
-			    out);
-		}
-	case NODE_REFDIR:
-		return refs_child(fs, dir, name, out);
-	case NODE_COMMIT:
-		return commit_member(fs, dir, name, out);
-	case NODE_TREE:
-		if (!(e = tree_find(dir, name)))
-			return -ENOENT;
-		return tree_entry_node(fs, dir, e, out);
-	case NODE_META:
-		return meta_child(fs, name, out);
-	case NODE_GITLINK:
-		return -ENOENT;
-	default:
+	if (!k)
 		return -ENOTDIR;
+	for (size_t i = 0; i < k->nfixed; i++) {
+		const struct view_fixed *f = &k->fixed[i];
+		size_t klen;
+		int ret;
+
+		if (strcmp(name, f->name))
+			continue;
+		if (!(klen = f->key(fs, dir, name, key)))
+			return -ENOENT;
+		ret = f->make(fs, dir, f, key, klen, out);
+		/* The listing says what the table says: so must the node. */
+		assert(ret < 0 || (((*out)->mode & S_IFMT) == f->type &&
+		    (*out)->kind == f->kind));
+		return ret;
 	}
+	return k->find ? k->find(fs, dir, name, out) : -ENOENT;
 }
 
 double
 view_negative_timeout(const struct odbfs *fs, const struct node *dir)
 {
-	switch (dir->kind) {
-	case NODE_ROOT:
-	case NODE_REFDIR:
-		return 0;	/* HEAD and refs come and go */
-	case NODE_COMMIT:
-	case NODE_TREE:
-	case NODE_GITLINK:
-		return NODE_TIMEOUT_IMMUTABLE;
-	default:
+	const struct view_kind *k = view_kind_of(dir->kind);
+
+	if (!k || k->negative == VIEW_NEGATIVE_MOUNT)
 		return fs->negative_timeout;
-	}
+	return k->negative;
 }
 
 int
-add_rec(struct dirlist *l, size_t *alloc, const char *name, bool owned,
-    mode_t type, uint64_t ino)
+add_rec(struct dirlist *l, const char *name, bool owned, mode_t type,
+    uint64_t ino)
 {
-	if (l->n == *alloc) {
-		size_t na = *alloc ? 2 * *alloc : 16;
+	if (l->n == l->alloc) {
+		size_t na = l->alloc ? 2 * l->alloc : 16;
 		struct dirent_rec *grown = realloc(l->v, na * sizeof(*grown));
 		char **names = realloc(l->names, na * sizeof(char *));
 
@@ -258,7 +269,7 @@ add_rec(struct dirlist *l, size_t *alloc, const char *name, bool owned,
 			l->names = names;
 		if (!grown || !names)
 			return -ENOMEM;
-		*alloc = na;
+		l->alloc = na;
 	}
 	l->names[l->n] = NULL;
 	if (owned && !(name = l->names[l->n] = strdup(name)))
@@ -267,117 +278,31 @@ add_rec(struct dirlist *l, size_t *alloc, const char *name, bool owned,
 	return 0;
 }
 
-
 int
 view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 {
-	static const char *const commit_names[] = { "tree", "parent",
-	    "parents", "message", "author", "committer", "raw" };
-	static const char *const root_names[] = { "HEAD", "refs", "commits",
-	    "trees", "objects", ".odbfs" };
-	static const char *const meta_names[] = { "stats", "repository",
-	    "format" };
+	const struct view_kind *k = view_kind_of(dir->kind);
 	unsigned char key[KEY_MAX];
 	struct dirlist *l;
-	size_t alloc = 0;
 	int ret = 0;
 
 	*out = NULL;
-	if (!S_ISDIR(dir->mode))
+	if (!S_ISDIR(dir->mode) || !k)
 		return -ENOTDIR;
 	if (!(l = calloc(1, sizeof(*l))))
 		return -ENOMEM;
 	l->dir = dir;
 	l->rawsz = fs->rawsz;
-	switch (dir->kind) {
-	case NODE_ROOT: {
-		char target[4096 + 64];
-		uint64_t head_ino = 0;
+	for (size_t i = 0; i < k->nfixed && ret == 0; i++) {
+		const struct view_fixed *f = &k->fixed[i];
+		size_t klen = f->key(fs, dir, f->name, key);
 
-		if (head_target(fs, target, sizeof(target)) == 0)
-			head_ino = node_ino(key, ref_key(key, "HEAD", target));
-		/* .odbfs last: -o nometa leaves it out. */
-		for (size_t i = 0; i < (fs->nometa ? 5u : 6u) && ret == 0; i++)
-			ret = add_rec(l, &alloc, root_names[i], false,
-			    i ? S_IFDIR : S_IFLNK, i ? node_ino(key,
-			    view_dir_key(key, root_names[i])) : head_ino);
-		break;
-	}
-	case NODE_OBJECTS:
-		for (unsigned b = 0; b < 256 && ret == 0; b++) {
-			char name[3], path[16];
-
-			if (!odb_has_prefix(fs->odb, b))
-				continue;
-			snprintf(name, sizeof(name), "%02x", b);
-			snprintf(path, sizeof(path), "objects/%02x", b);
-			ret = add_rec(l, &alloc, name, true, S_IFDIR,
-			    node_ino(key, view_dir_key(key, path)));
-		}
-		break;
-	case NODE_FANOUT:
-		ret = odb_list(fs->odb, dir->fanout, &l->ids, &l->n);
-		break;
-	case NODE_META:
-		for (size_t i = 0; i < 3 && ret == 0; i++) {
-			char path[32];
-
-			snprintf(path, sizeof(path), ".odbfs/%s",
-			    meta_names[i]);
-			ret = add_rec(l, &alloc, meta_names[i], false, S_IFREG,
-			    node_ino(key, path_key(key, 'M', path)));
-		}
-		break;
-	case NODE_REFDIR:
-		ret = list_refs(fs, l, &alloc);
-		break;
-	case NODE_COMMIT:
-		for (size_t i = 0; i < 7 && ret == 0; i++) {
-			size_t klen = id_key(key, 'M', node_id(dir),
-			    fs->rawsz);
-
-			if (i == 1 && !dir->ext->commit.nparents)
-				continue;
-			memcpy(key + klen, commit_names[i],
-			    strlen(commit_names[i]));
-			klen += strlen(commit_names[i]);
-			ret = add_rec(l, &alloc, commit_names[i], false,
-			    i == 0 ? S_IFDIR : i == 1 || i == 6 ? S_IFLNK :
-			    S_IFREG, i == 0 ? child_dir_ino(dir->path, "tree") :
+		if (klen)
+			ret = add_rec(l, f->name, false, f->type,
 			    node_ino(key, klen));
-		}
-		break;
-	case NODE_TREE:
-		for (size_t i = 0; i < dir->ext->tree.n && ret == 0; i++) {
-			const struct tree_entry *e = &dir->ext->tree.entries[i];
-			unsigned m = e->mode;
-
-			/*
-			 * Not shown, and the listing ends in EIO, so that a
-			 * walk (tar, a backup) cannot miss it silently.
-			 */
-			if (!m) {
-				char hex[OID_HEXSZ_MAX + 1];
-
-				oid_to_hex(hex, node_id(dir), fs->rawsz);
-				if (l->corrupt)
-					l->more++;
-				else if (asprintf(&l->why, BAD_MODE_FMT,
-				    BAD_MODE_ARGS(hex, dir, e)) < 0)
-					l->why = NULL;
-				l->corrupt = true;
-				continue;
-			}
-			ret = add_rec(l, &alloc, e->name, false,
-			    m == TREE_MODE_DIR || m == TREE_MODE_GITLINK ?
-			    S_IFDIR : m == TREE_MODE_LINK ? S_IFLNK : S_IFREG,
-			    tree_entry_ino(dir, i, e->name));
-		}
-		l->corrupt |= dir->ext->tree.truncated;
-		break;
-	default:
-		break;
 	}
+	if (ret == 0 && k->list)
+		ret = k->list(fs, dir, l);
 	if (ret < 0) {
 		dirlist_free(l);
 		return ret;
@@ -418,7 +343,7 @@ dirlist_entry(const struct dirlist *l, size_t i, char *buf, mode_t *type,
 
 		oid_to_hex(buf, id, l->rawsz);
 		*type = S_IFREG;
-		*ino = node_ino(key, id_key(key, 'O', id, l->rawsz));
+		*ino = node_ino(key, object_key(key, id, l->rawsz));
 		return buf;
 	}
 	*type = l->v[i].type;
@@ -432,7 +357,7 @@ dirlist_known(const struct dirlist *l, size_t i)
 	const unsigned char *id = dirlist_id(l, i);
 	unsigned char key[KEY_MAX];
 
-	return id ? node_find(key, id_key(key, 'O', id, l->rawsz)) : 0;
+	return id ? node_find(key, object_key(key, id, l->rawsz)) : 0;
 }
 
 const unsigned char *

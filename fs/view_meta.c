@@ -36,24 +36,20 @@ stamped_node(enum node_kind kind, unsigned char *key, size_t klen,
 #define META_DIR_MODE (S_IFDIR | 0500)
 #define META_FILE_MODE (S_IFREG | 0400)
 
-int
-meta_dir(struct odbfs *fs, struct node **out)
+/* The root's .odbfs/: 'D' ".odbfs", absent with -o nometa. */
+size_t
+meta_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
 {
-	struct node *n;
-
-	if (fs->nometa)
-		return -ENOENT;
-	if ((n = new_dir(NODE_META, ".odbfs", NODE_TIME_REPO)))
-		n->mode = META_DIR_MODE;
-	return intern(n, out);
+	return fs->nometa ? 0 : key_dir(fs, dir, name, key);
 }
 
 /* A file of .odbfs/ whose bytes are fixed: repository, format. */
 static int
-meta_file(const char *name, const char *value, struct node **out)
+meta_file(const unsigned char *key, size_t klen, const char *value,
+    struct node **out)
 {
-	unsigned char key[KEY_MAX];
-	struct node *n = node_new(NODE_DATA, key, path_key(key, 'M', name));
+	struct node *n = node_new(NODE_DATA, key, klen);
 
 	if (!n || asprintf(&n->data, "%s\n", value) < 0) {
 		if (n)
@@ -66,20 +62,43 @@ meta_file(const char *name, const char *value, struct node **out)
 	return intern(n, out);
 }
 
+static int
+repository_make(struct odbfs *fs, struct node *dir,
+    const struct view_fixed *f, const unsigned char *key, size_t klen,
+    struct node **out)
+{
+	(void)dir;
+	(void)f;
+	return meta_file(key, klen, odb_repo(fs->odb)->gitdir, out);
+}
+
+static int
+format_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	(void)dir;
+	(void)f;
+	return meta_file(key, klen, odb_repo(fs->odb)->format, out);
+}
+
 /*
  * .odbfs/stats: the counters as they are at this lookup, in a node of its
  * own (no lookup shares it, so no cached page of an older one is read),
- * looked up again by every path walk. Its st_ino stays the same.
+ * looked up again by every path walk. Its st_ino, its key's, stays the
+ * same.
  */
 static int
-stats_file(struct odbfs *fs, struct node **out)
+stats_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
 {
 	static atomic_uint_least64_t generation;
-	unsigned char key[KEY_MAX];
+	unsigned char stamped[KEY_MAX + sizeof(uint64_t)];
 	struct node *n;
 
-	if (!(n = stamped_node(NODE_STATS, key, path_key(key, 'M',
-	    ".odbfs/stats"), atomic_fetch_add(&generation, 1))))
+	(void)dir;
+	memcpy(stamped, key, klen);
+	if (!(n = stamped_node(f->kind, stamped, klen,
+	    atomic_fetch_add(&generation, 1))))
 		return -ENOMEM;
 	if (!(n->data = stats_report(fs->odb, &n->size))) {
 		node_free(n);
@@ -90,16 +109,14 @@ stats_file(struct odbfs *fs, struct node **out)
 	return intern(n, out);
 }
 
-int
-meta_child(struct odbfs *fs, const char *name, struct node **out)
-{
-	const struct repo *repo = odb_repo(fs->odb);
+static const struct view_fixed meta_fixed[] = {
+	{ "stats", S_IFREG, NODE_STATS, key_path, stats_make },
+	{ "repository", S_IFREG, NODE_DATA, key_path, repository_make },
+	{ "format", S_IFREG, NODE_DATA, key_path, format_make },
+};
 
-	if (!strcmp(name, "repository"))
-		return meta_file(".odbfs/repository", repo->gitdir, out);
-	if (!strcmp(name, "format"))
-		return meta_file(".odbfs/format", repo->format, out);
-	if (!strcmp(name, "stats"))
-		return stats_file(fs, out);
-	return -ENOENT;
-}
+const struct view_kind view_meta_kind = {
+	.mode = META_DIR_MODE,
+	.negative = VIEW_NEGATIVE_MOUNT,
+	VIEW_FIXED_INIT(meta_fixed),
+};

@@ -28,7 +28,8 @@ lookup_id(struct odbfs *fs, const unsigned char *id, struct objinfo *info)
 	return odb_info(fs->odb, id, info);
 }
 
-int
+/* objects/<id>, a file of the object's bytes. */
+static int
 object_file(struct odbfs *fs, const unsigned char *id, struct node **out)
 {
 	unsigned char key[KEY_MAX];
@@ -38,7 +39,7 @@ object_file(struct odbfs *fs, const unsigned char *id, struct node **out)
 
 	if ((ret = lookup_id(fs, id, &info)) < 0)
 		return ret;
-	if (!(n = node_new(NODE_OBJECT, key, id_key(key, 'O', id,
+	if (!(n = node_new(NODE_OBJECT, key, object_key(key, id,
 	    fs->rawsz))))
 		return -ENOMEM;
 	n->type = (uint8_t)info.type;
@@ -68,7 +69,7 @@ abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
     enum obj_type want, struct node **out)
 {
 	unsigned char id[OID_RAWSZ_MAX], key[KEY_MAX];
-	char hex[OID_HEXSZ_MAX + 1], *path;
+	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
 	struct objinfo info;
 	struct node *n;
 	int ret;
@@ -79,9 +80,90 @@ abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
 	    info.type != want))
 		return -ENOENT;
 	oid_to_hex(hex, id, fs->rawsz);
-	if (asprintf(&path, "%s/%s", dir->path, name) < 0)
-		return -ENOMEM;
+	child_path(dir, name, path, sizeof(path));
 	n = new_link(key, path_key(key, 'A', path), hex, NODE_TIME_REPO);
-	free(path);
 	return intern(n, out);
 }
+
+/* objects/xx/ is there when some object's id begins with byte xx. */
+static int
+objects_find(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	unsigned char id[OID_RAWSZ_MAX];
+	char path[KEY_MAX];
+	struct node *n;
+	int hi, lo;
+
+	if (oid_parse_hex(id, name, fs->rawsz))
+		return object_file(fs, id, out);
+	hi = hexval(name[0]);
+	lo = hi < 0 ? -1 : hexval(name[1]);
+	if (lo >= 0 && name[2] == '\0') {
+		unsigned b = (unsigned)(hi << 4 | lo);
+
+		if (!odb_has_prefix(fs->odb, b))
+			return -ENOENT;
+		child_path(dir, name, path, sizeof(path));
+		if ((n = new_dir(NODE_FANOUT, path, NODE_TIME_REPO)))
+			n->fanout = (uint8_t)b;
+		return intern(n, out);
+	}
+	if (is_abbrev(fs, name))
+		return abbrev_link(fs, dir, name, OBJ_NONE, out);
+	return -ENOENT;
+}
+
+/* objects/ lists its fan-out directories, not the objects. */
+static int
+objects_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
+{
+	unsigned char key[KEY_MAX];
+	char name[3], path[KEY_MAX];
+	int ret = 0;
+
+	for (unsigned b = 0; b < 256 && ret == 0; b++) {
+		if (!odb_has_prefix(fs->odb, b))
+			continue;
+		snprintf(name, sizeof(name), "%02x", b);
+		child_path(dir, name, path, sizeof(path));
+		ret = add_rec(l, name, true, S_IFDIR, node_ino(key,
+		    view_dir_key(key, path)));
+	}
+	return ret;
+}
+
+const struct view_kind view_objects_kind = {
+	.mode = NODE_MODE_DIR,
+	.negative = VIEW_NEGATIVE_MOUNT,
+	.find = objects_find,
+	.list = objects_list,
+};
+
+static int
+fanout_find(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	unsigned char id[OID_RAWSZ_MAX];
+
+	if (oid_parse_hex(id, name, fs->rawsz) && id[0] == dir->fanout)
+		return object_file(fs, id, out);
+	return -ENOENT;
+}
+
+/*
+ * objects/xx/ lists ids, not names: dirlist_entry() spells each and
+ * numbers it by object_key(), as object_file() keys its node.
+ */
+static int
+fanout_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
+{
+	return odb_list(fs->odb, dir->fanout, &l->ids, &l->n);
+}
+
+const struct view_kind view_fanout_kind = {
+	.mode = NODE_MODE_DIR,
+	.negative = VIEW_NEGATIVE_MOUNT,
+	.find = fanout_find,
+	.list = fanout_list,
+};

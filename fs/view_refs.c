@@ -1,6 +1,7 @@
 /*
  * view_refs: HEAD and refs/, symlinks into commits/, trees/ and objects/.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,7 @@ ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
 }
 
 /* Where HEAD points, or -ENOENT if it is neither symbolic nor an id. */
-int
+static int
 head_target(struct odbfs *fs, char *target, size_t size)
 {
 	const struct refs *refs = odb_refs_get(fs->odb);
@@ -115,78 +116,83 @@ head_target(struct odbfs *fs, char *target, size_t size)
 	return ret;
 }
 
-int
-head_link(struct odbfs *fs, struct node **out)
+/* HEAD: 'R' "HEAD" NUL target; absent when it points nowhere. */
+size_t
+head_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
 {
-	unsigned char key[KEY_MAX];
 	char target[4096 + 64];
-	struct node *n;
-	int ret;
 
-	if ((ret = head_target(fs, target, sizeof(target))) < 0)
-		return ret;
-	n = new_link(key, ref_key(key, "HEAD", target), target,
-	    NODE_TIME_REPO);
-	if (n)
+	(void)dir;
+	if (head_target(fs, target, sizeof(target)) < 0)
+		return 0;
+	return ref_key(key, name, target);
+}
+
+/* The HEAD link whose key head_key() made: its target is in the key. */
+int
+head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	const unsigned char *nul = memchr(key, '\0', klen);
+	char target[KEY_MAX];
+	struct node *n;
+
+	(void)fs;
+	(void)dir;
+	(void)f;
+	assert(nul);
+	memcpy(target, nul + 1, klen - (size_t)(nul + 1 - key));
+	target[klen - (size_t)(nul + 1 - key)] = '\0';
+	if ((n = new_link(key, klen, target, NODE_TIME_REPO)))
 		n->moving = true;
 	return intern(n, out);
 }
 
-int
-refs_child(struct odbfs *fs, struct node *dir, const char *name,
+/*
+ * A child of a refs directory: a ref is a link, a name some refs are under
+ * a directory, as refs_list() tells them apart.
+ */
+static int
+refs_find_child(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
 	unsigned char id[OID_RAWSZ_MAX];
-	char *path, *under;
+	char path[KEY_MAX], under[KEY_MAX + 1];
 	const struct refs *refs;
 	long i;
 	bool isdir = false;
-	struct node *n;
 
-	if (asprintf(&path, "%s/%s", dir->path, name) < 0)
-		return -ENOMEM;
-	if (asprintf(&under, "%s/", path) < 0) {
-		free(path);
-		return -ENOMEM;
-	}
+	if (!child_path(dir, name, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	snprintf(under, sizeof(under), "%s/", path);
 	refs = odb_refs_get(fs->odb);
 	if ((i = refs_find(refs, path)) >= 0)
 		memcpy(id, refs->v[i].id, fs->rawsz);
 	else
 		isdir = refs_first_under(refs, under) >= 0;
 	odb_refs_put(fs->odb);
-	free(under);
-	if (i >= 0) {
-		int ret = ref_link(fs, path, id, out);
-
-		free(path);
-		return ret;
-	}
-	if (!isdir) {
-		free(path);
+	if (i >= 0)
+		return ref_link(fs, path, id, out);
+	if (!isdir)
 		return -ENOENT;
-	}
-	n = new_dir(NODE_REFDIR, path, NODE_TIME_REPO);
-	free(path);
-	if (n)
-		n->moving = true;
-	return intern(n, out);
+	return intern(new_dir(NODE_REFDIR, path, NODE_TIME_REPO), out);
 }
 
 /* The children of refs directory dir: next components of refs under it. */
-int
-list_refs(struct odbfs *fs, struct dirlist *l, size_t *alloc)
+static int
+refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
 	const struct refs *refs = odb_refs_get(fs->odb);
-	size_t plen = strlen(l->dir->path), nleaf = 0, leaf_alloc = 0;
+	size_t plen = strlen(dir->path), nleaf = 0, leaf_alloc = 0;
 	struct leaf { char *name; unsigned char id[OID_RAWSZ_MAX]; } *leaf = NULL;
 	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
-	char *prefix, last[4096] = "", target[4096 + 64];
+	char *prefix, last[4096] = "", target[4096 + 64], path[KEY_MAX];
 	enum obj_type type;
 	long i, first;
 	int ret = 0;
 
-	if (asprintf(&prefix, "%s/", l->dir->path) < 0) {
+	if (asprintf(&prefix, "%s/", dir->path) < 0) {
 		odb_refs_put(fs->odb);
 		return -ENOMEM;
 	}
@@ -205,12 +211,13 @@ list_refs(struct odbfs *fs, struct dirlist *l, size_t *alloc)
 			continue;
 		snprintf(last, sizeof(last), "%s", comp);
 		if (rest[clen] == '/') {
-			ret = add_rec(l, alloc, comp, true, S_IFDIR,
-			    child_dir_ino(l->dir->path, comp));
+			child_path(dir, comp, path, sizeof(path));
+			ret = add_rec(l, comp, true, S_IFDIR, node_ino(key,
+			    view_dir_key(key, path)));
 			continue;
 		}
 		/* A ref: its target needs the object store, outside RCU. */
-		ret = add_rec(l, alloc, comp, true, S_IFLNK, 0);
+		ret = add_rec(l, comp, true, S_IFLNK, 0);
 		if (ret == 0 && nleaf == leaf_alloc) {
 			struct leaf *grown;
 
@@ -241,3 +248,12 @@ list_refs(struct odbfs *fs, struct dirlist *l, size_t *alloc)
 	free(prefix);
 	return ret;
 }
+
+/* refs/ and below: refs come and go, so nothing of them is cached. */
+const struct view_kind view_refs_kind = {
+	.mode = NODE_MODE_DIR,
+	.moving = true,
+	.negative = 0,
+	.find = refs_find_child,
+	.list = refs_list,
+};

@@ -1,7 +1,11 @@
 /*
- * view_tree: a tree as a directory, its entries as files, symlinks,
- * directories and gitlinks, each numbered by its place in the tree.
+ * view_tree: trees/, where any tree is a directory by its id; a tree as a
+ * directory, its entries as files, symlinks, directories and gitlinks,
+ * each numbered by its place in the tree (tree_entry_ino()) and typed by
+ * its mode (tree_entry_type()), both for the listing and the lookup; and
+ * a gitlink, an empty directory.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,7 +144,7 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 	return intern(n, out);
 }
 
-const struct tree_entry *
+static const struct tree_entry *
 tree_find(const struct node *dir, const char *name)
 {
 	const struct node_ext *x = dir->ext;
@@ -174,7 +178,7 @@ tree_find(const struct node *dir, const char *name)
  */
 #define TREE_INO_BITS 20
 
-uint64_t
+static uint64_t
 tree_entry_ino(const struct node *dir, size_t i, const char *name)
 {
 	const uint64_t low = ((uint64_t)1 << TREE_INO_BITS) - 1;
@@ -205,6 +209,12 @@ entry_node(enum node_kind kind, unsigned char *key, size_t klen, uint64_t ino)
 	return n;
 }
 
+/* An entry of tree dir whose mode git never writes: the tree, name, where. */
+#define BAD_MODE_FMT "tree %s: entry %s at offset %zu has a mode git never " \
+	"writes"
+#define BAD_MODE_ARGS(hex, dir, e) (hex), (e)->name, \
+	(size_t)((const unsigned char *)(e)->name - (dir)->ext->buf)
+
 /* Log entry e of tree dir, whose mode git never writes: -EFSCORRUPTED. */
 static int
 bad_mode(const struct odbfs *fs, const struct node *dir,
@@ -216,14 +226,35 @@ bad_mode(const struct odbfs *fs, const struct node *dir,
 	return log_corrupt(BAD_MODE_FMT, BAD_MODE_ARGS(hex, dir, e));
 }
 
-int
+/*
+ * The type a tree entry's mode gives it, as listed and as looked up; 0
+ * for a mode git never writes (parsed as 0).
+ */
+static mode_t
+tree_entry_type(unsigned mode)
+{
+	switch (mode) {
+	case TREE_MODE_DIR:
+	case TREE_MODE_GITLINK:
+		return S_IFDIR;
+	case TREE_MODE_LINK:
+		return S_IFLNK;
+	case TREE_MODE_FILE:
+	case TREE_MODE_EXEC:
+		return S_IFREG;
+	default:
+		return 0;
+	}
+}
+
+static int
 tree_entry_node(struct odbfs *fs, struct node *dir,
     const struct tree_entry *e, struct node **out)
 {
 	uint64_t ino = tree_entry_ino(dir, (size_t)(e - dir->ext->tree.entries),
 	    e->name);
 	unsigned char key[KEY_MAX];
-	char hex[OID_HEXSZ_MAX + 1], *path;
+	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
 	struct objinfo info;
 	unsigned char *buf;
 	struct node *n;
@@ -233,16 +264,11 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 	oid_to_hex(hex, e->id, fs->rawsz);
 	switch (e->mode) {
 	case TREE_MODE_DIR:
-		if (asprintf(&path, "%s/%s", dir->path, e->name) < 0)
-			return -ENOMEM;
-		ret = tree_dir(fs, e->id, path, dir->time, ino, out);
-		free(path);
-		return ret;
+		child_path(dir, e->name, path, sizeof(path));
+		return tree_dir(fs, e->id, path, dir->time, ino, out);
 	case TREE_MODE_GITLINK:
-		if (asprintf(&path, "%s/%s", dir->path, e->name) < 0)
-			return -ENOMEM;
+		child_path(dir, e->name, path, sizeof(path));
 		n = new_dir(NODE_GITLINK, path, dir->time);
-		free(path);
 		if (!n || node_ext_new(n) < 0) {
 			node_free(n);
 			return -ENOMEM;
@@ -307,3 +333,93 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 		return bad_mode(fs, dir, e);
 	}
 }
+
+/* trees/<id>: a tree by its full id, or a link from a prefix of it. */
+static int
+trees_find(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	unsigned char id[OID_RAWSZ_MAX];
+	char path[KEY_MAX];
+	struct objinfo info;
+	int ret;
+
+	if (is_abbrev(fs, name))
+		return abbrev_link(fs, dir, name, OBJ_TREE, out);
+	if (!oid_parse_hex(id, name, fs->rawsz))
+		return -ENOENT;
+	if ((ret = lookup_id(fs, id, &info)) < 0)
+		return ret;
+	if (info.type != OBJ_TREE)
+		return -ENOENT;
+	child_path(dir, name, path, sizeof(path));
+	return tree_dir(fs, id, path, NODE_TIME_REPO, 0, out);
+}
+
+/* Lists nothing: there is no cheap list of every tree. */
+const struct view_kind view_trees_kind = {
+	.mode = NODE_MODE_DIR,
+	.negative = VIEW_NEGATIVE_MOUNT,
+	.find = trees_find,
+};
+
+static int
+tree_child(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	const struct tree_entry *e = tree_find(dir, name);
+	int ret;
+
+	if (!e)
+		return -ENOENT;
+	ret = tree_entry_node(fs, dir, e, out);
+	assert(ret < 0 || ((*out)->mode & S_IFMT) == tree_entry_type(e->mode));
+	return ret;
+}
+
+/*
+ * A tree's entries in the tree's order. One whose mode git never writes
+ * is not shown, and the listing ends in EIO, so that a walk (tar, a
+ * backup) cannot miss it silently.
+ */
+static int
+tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < dir->ext->tree.n && ret == 0; i++) {
+		const struct tree_entry *e = &dir->ext->tree.entries[i];
+		mode_t type = tree_entry_type(e->mode);
+
+		if (!type) {
+			char hex[OID_HEXSZ_MAX + 1];
+
+			oid_to_hex(hex, node_id(dir), fs->rawsz);
+			if (l->corrupt)
+				l->more++;
+			else if (asprintf(&l->why, BAD_MODE_FMT,
+			    BAD_MODE_ARGS(hex, dir, e)) < 0)
+				l->why = NULL;
+			l->corrupt = true;
+			continue;
+		}
+		ret = add_rec(l, e->name, false, type, tree_entry_ino(dir, i,
+		    e->name));
+	}
+	l->corrupt |= dir->ext->tree.truncated;
+	return ret;
+}
+
+/* A tree never changes: neither does what it lacks. */
+const struct view_kind view_tree_kind = {
+	.mode = NODE_MODE_DIR,
+	.negative = NODE_TIMEOUT_IMMUTABLE,
+	.find = tree_child,
+	.list = tree_list,
+};
+
+/* A submodule's commit is not in this repository: an empty directory. */
+const struct view_kind view_gitlink_kind = {
+	.mode = NODE_MODE_DIR,
+	.negative = NODE_TIMEOUT_IMMUTABLE,
+};
