@@ -34,8 +34,9 @@ STORE_OBJ = $(STORE_SRC:.c=.o)
 FS_SRC = $(wildcard fs/*.c)
 FS_OBJ = $(FS_SRC:.c=.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
-# The part of fs/ that needs no FUSE, tested with the store.
-UNIT_FS_SRC = fs/cell.c
+# The part of fs/ that needs no FUSE session (its headers only), tested
+# with the store.
+UNIT_FS_SRC = fs/cell.c fs/miss.c fs/node.c fs/stats.c $(wildcard fs/view*.c)
 
 all: odbfs odbfs-cat
 
@@ -55,9 +56,9 @@ odbfs: $(FS_OBJ) store/libodbstore.a
 odbfs-cat: store/odbfs-cat.o store/libodbstore.a
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $^ $(STORE_LIBS) $(LDFLAGS)
 
-tests/unit/unit: $(UNIT_SRC) $(UNIT_FS_SRC) tests/unit/*.h fs/cell.h \
+tests/unit/unit: $(UNIT_SRC) $(UNIT_FS_SRC) tests/unit/*.h fs/*.h \
 		store/libodbstore.a
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -Istore -Ifs -o $@ \
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FS_CFLAGS) $(STORE_CFLAGS) -Istore -Ifs -o $@ \
 		$(UNIT_SRC) $(UNIT_FS_SRC) store/libodbstore.a $(STORE_LIBS) \
 		$(LDFLAGS)
 
@@ -112,8 +113,8 @@ ASAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 TSAN = -fsanitize=thread
 
 tests/unit/unit-asan: $(UNIT_SRC) $(UNIT_FS_SRC) $(STORE_SRC) tests/unit/*.h \
-		fs/cell.h store/*.h
-	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(STORE_CFLAGS) -Istore -Ifs \
+		fs/*.h store/*.h
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(FS_CFLAGS) $(STORE_CFLAGS) -Istore -Ifs \
 		-o $@ $(UNIT_SRC) $(UNIT_FS_SRC) $(STORE_SRC) $(STORE_LIBS)
 
 odbfs-asan: $(FS_SRC) $(STORE_SRC) fs/*.h store/*.h

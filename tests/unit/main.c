@@ -160,6 +160,7 @@ main(void)
 		{ "snapshot", test_snapshot },
 		{ "snapshot_vanished", test_snapshot_vanished },
 		{ "unpack", test_unpack },
+		{ "view", test_view },
 		{ "reader", test_reader },
 		{ "repo", test_repo },
 		{ "zio", test_zio },
