@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "miss.h"
-#include "oid.h"
+#include "odbstore/oid.h"
 
 #define WORDS (OID_RAWSZ_MAX / 8)
 

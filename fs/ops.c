@@ -26,7 +26,7 @@
 #include <sys/statvfs.h>
 
 #include "ahead.h"
-#include "log.h"
+#include "odbstore/log.h"
 #include "odbfs.h"
 #include "readers.h"
 #include "stats.h"

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "odbstore/oid.h"
 #include "readers.h"
 #include "stats.h"
 
@@ -195,7 +196,7 @@ int
 readers_get(struct odb *odb, const unsigned char *raw, uint64_t size,
     uint64_t off, uint64_t end, struct reader **out)
 {
-	size_t rawsz = odb_repo(odb)->rawsz;
+	size_t rawsz = odb_rawsz(odb);
 	struct reader *r = NULL, *stale = NULL;
 	struct objinfo info;
 	bool gated = false;

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "view_int.h"
 
 size_t

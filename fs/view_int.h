@@ -24,6 +24,8 @@
 #ifndef ODBFS_VIEW_INT_H
 #define ODBFS_VIEW_INT_H
 
+#include <errno.h>
+
 #include "view.h"
 
 #define KEY_MAX (4096 + 64)

@@ -69,7 +69,7 @@ repository_make(struct odbfs *fs, struct node *dir,
 {
 	(void)dir;
 	(void)f;
-	return meta_file(key, klen, odb_repo(fs->odb)->gitdir, out);
+	return meta_file(key, klen, odb_gitdir(fs->odb), out);
 }
 
 static int
@@ -78,7 +78,7 @@ format_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 {
 	(void)dir;
 	(void)f;
-	return meta_file(key, klen, odb_repo(fs->odb)->format, out);
+	return meta_file(key, klen, odb_format(fs->odb), out);
 }
 
 /*

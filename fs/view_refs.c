@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "log.h"
-#include "refs.h"
+#include "odbstore/log.h"
+#include "odbstore/refs.h"
 #include "view_int.h"
 
 /* Why odb_peel() of id failed with ret, in a few words. */
@@ -101,13 +101,14 @@ static int
 head_target(struct odbfs *fs, char *target, size_t size)
 {
 	const struct refs *refs = odb_refs_get(fs->odb);
+	const unsigned char *id = refs_head_id(refs);
 	char hex[OID_HEXSZ_MAX + 1];
 	int ret = 0;
 
-	if (refs->head_target) {
-		snprintf(target, size, "%s", refs->head_target);
-	} else if (refs->head_detached) {
-		oid_to_hex(hex, refs->head_id, fs->rawsz);
+	if (refs_head_target(refs)) {
+		snprintf(target, size, "%s", refs_head_target(refs));
+	} else if (id) {
+		oid_to_hex(hex, id, fs->rawsz);
 		snprintf(target, size, "commits/%s", hex);
 	} else {
 		ret = -ENOENT;
@@ -168,7 +169,7 @@ refs_find_child(struct odbfs *fs, struct node *dir, const char *name,
 	snprintf(under, sizeof(under), "%s/", path);
 	refs = odb_refs_get(fs->odb);
 	if ((i = refs_find(refs, path)) >= 0)
-		memcpy(id, refs->v[i].id, fs->rawsz);
+		memcpy(id, refs_id(refs, (size_t)i), fs->rawsz);
 	else
 		isdir = refs_first_under(refs, under) >= 0;
 	odb_refs_put(fs->odb);
@@ -197,9 +198,9 @@ refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 		return -ENOMEM;
 	}
 	first = refs_first_under(refs, prefix);
-	for (i = first; ret == 0 && i >= 0 && (size_t)i < refs->n &&
-	    !strncmp(refs->v[i].name, prefix, plen + 1); i++) {
-		const char *rest = refs->v[i].name + plen + 1;
+	for (i = first; ret == 0 && i >= 0 && (size_t)i < refs_count(refs) &&
+	    !strncmp(refs_name(refs, (size_t)i), prefix, plen + 1); i++) {
+		const char *rest = refs_name(refs, (size_t)i) + plen + 1;
 		size_t clen = strcspn(rest, "/");
 		char comp[4096];
 
@@ -227,10 +228,12 @@ refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 			else
 				ret = -ENOMEM;
 		}
-		if (ret == 0 && !(leaf[nleaf].name = strdup(refs->v[i].name)))
+		if (ret == 0 && !(leaf[nleaf].name = strdup(refs_name(refs,
+		    (size_t)i))))
 			ret = -ENOMEM;
 		if (ret == 0)
-			memcpy(leaf[nleaf++].id, refs->v[i].id, fs->rawsz);
+			memcpy(leaf[nleaf++].id, refs_id(refs, (size_t)i),
+			    fs->rawsz);
 	}
 	odb_refs_put(fs->odb);
 	for (size_t k = 0, r = 0; k < nleaf; k++) {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "view_int.h"
 
 static int

@@ -14,7 +14,7 @@
 
 #include "be.h"
 #include "idx.h"
-#include "log.h"
+#include "odbstore/log.h"
 
 int
 idx_parse(struct idx *idx, const unsigned char *map, size_t size, size_t rawsz,

@@ -10,6 +10,7 @@
  * directory, then into commits/<id> and trees/<id>, which their parents
  * do not list; it checks that it met every kind of directory.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,7 +199,7 @@ test_view(void)
 	node_init();
 	if (check_int(odb_open(path, &fs.odb, &why), 0,
 	    "the repository opens")) {
-		fs.rawsz = odb_repo(fs.odb)->rawsz;
+		fs.rawsz = odb_rawsz(fs.odb);
 		walk_repo(&fs, dir);
 		nometa(&fs);
 		node_count(&nodes, &cells);
