@@ -14,7 +14,10 @@ MANDIR ?= $(PREFIX)/share/man
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-CFLAGS ?= -O2 -g
+# Assertions (programmer errors, invariants the notes state) are compiled
+# out here and in by the sanitizer builds below and by any CFLAGS given
+# without -DNDEBUG, e.g. make CFLAGS='-O0 -g'.
+CFLAGS ?= -O2 -g -DNDEBUG
 # What the code needs, kept even when CFLAGS is given on the command line.
 BASE_CFLAGS = -std=c11 -Wall -Wextra -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 	-DODBFS_VERSION='"$(VERSION)"'

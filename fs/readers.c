@@ -1,8 +1,9 @@
 /*
  * readers: a small, fully associative set of kept readers under one mutex,
- * evicted least recently used. Called by ops.c's read handler only; the
- * mutex is held to scan and to swap entries, never while an object is
- * rebuilt.
+ * evicted least recently used, for the reads of object files, which come
+ * in pieces; the mutex is held to scan and to swap entries, never while
+ * an object is rebuilt. What it holds stays within its budgets
+ * (check_locked(), in debug builds).
  *
  * And one thread that inflates a streamed object ahead of its reads. The
  * kernel asks for the next piece of a file only once its reader has the
@@ -10,6 +11,7 @@
  * copying of it into the page cache take turns on one core; with it,
  * they run side by side.
  */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -69,6 +71,31 @@ static struct {
 	struct reader *r;	/* a reference, or NULL: nothing to do */
 	uint64_t upto;
 } pf = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+
+/*
+ * What the set keeps true, checked in debug builds (as SQLite's pcache1
+ * checks its own): held and held_big are the bytes of the kept readers of
+ * each kind, each within its budget, and a slot with no reader holds
+ * nothing.
+ */
+static void
+check_locked(void)
+{
+#ifndef NDEBUG
+	uint64_t sum = 0, sum_big = 0;
+
+	for (int i = 0; i < SLOTS; i++) {
+		const struct slot *s = &slots[i];
+
+		if (!s->used)
+			continue;
+		assert(s->r || (!s->bytes && !s->big));
+		*(s->big ? &sum_big : &sum) += s->bytes;
+	}
+	assert(sum == held && sum_big == held_big);
+	assert(held <= BUDGET && held_big <= BIG_BUDGET);
+#endif
+}
 
 static struct slot *
 find_locked(const unsigned char *raw, size_t rawsz)
@@ -180,6 +207,7 @@ keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
 	s->last = ++clock_;
 	s->touched = big ? now_seconds() : 0;
 	*(big ? &held_big : &held) += bytes;
+	check_locked();
 	pthread_mutex_unlock(&lock);
 	if (big) {
 		/* The prefetching thread lets it go when idle. */
@@ -231,6 +259,7 @@ readers_get(struct odb *odb, const unsigned char *raw, uint64_t size,
 			empty_locked(s, &stale);
 		}
 	}
+	check_locked();
 	pthread_mutex_unlock(&lock);
 	reader_close(stale);
 	if (*out || ret < 0)
