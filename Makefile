@@ -1,6 +1,6 @@
 # odbfs: a git object database as a read-only FUSE file system.
 #
-#   make                build odbfs and odbfs-cat
+#   make                build odbfs and odbfs-cat (tools/)
 #   make check          unit tests, then the bats suites; ends "N passed, N failed"
 #   make demo           install what is missing, build, mount this repository
 #   make bench          speed against git and libgit2 (see bench/)
@@ -14,7 +14,10 @@ MANDIR ?= $(PREFIX)/share/man
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-CFLAGS ?= -O2 -g
+# Assertions (programmer errors, invariants the notes state) are compiled
+# out here and in by the sanitizer builds below and by any CFLAGS given
+# without -DNDEBUG, e.g. make CFLAGS='-O0 -g'.
+CFLAGS ?= -O2 -g -DNDEBUG
 # What the code needs, kept even when CFLAGS is given on the command line.
 BASE_CFLAGS = -std=c11 -Wall -Wextra -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 	-DODBFS_VERSION='"$(VERSION)"'
@@ -31,33 +34,45 @@ STORE_SRC = store/cache.c store/delta.c store/idx.c store/log.c store/loose.c st
 	store/packtable.c store/reader.c \
 	store/refs.c store/repo.c store/rev.c store/snapshot.c store/tree.c store/unpack.c store/verify.c store/watch.c store/zio.c
 STORE_OBJ = $(STORE_SRC:.c=.o)
+# store/'s public face: fs/ and tools/ are compiled against these headers
+# alone (-I store/include, never -I store), so that including a private
+# header of the store from them fails to compile. The store itself, and
+# the unit tests and fuzzers that test its insides, see both.
+PUBLIC_HDR = store/include/odbstore/*.h
+PUBLIC_INC = -Istore/include
+STORE_HDR = store/*.h $(PUBLIC_HDR)
+STORE_INC = -Istore -Istore/include
 FS_SRC = $(wildcard fs/*.c)
 FS_OBJ = $(FS_SRC:.c=.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
-# The part of fs/ that needs no FUSE, tested with the store.
-UNIT_FS_SRC = fs/cell.c
+# The part of fs/ that needs no FUSE session (its headers only), tested
+# with the store.
+UNIT_FS_SRC = fs/cell.c fs/miss.c fs/node.c fs/stats.c $(wildcard fs/view*.c)
 
 all: odbfs odbfs-cat
 
 store/libodbstore.a: $(STORE_OBJ)
 	$(AR) rcs $@ $^
 
-store/%.o: store/%.c store/*.h
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -c -o $@ $<
+store/%.o: store/%.c $(STORE_HDR)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) $(STORE_INC) -c -o $@ $<
 
-fs/%.o: fs/%.c fs/*.h store/*.h
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FS_CFLAGS) $(STORE_CFLAGS) -Istore -c -o $@ $<
+fs/%.o: fs/%.c fs/*.h $(PUBLIC_HDR)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FS_CFLAGS) $(STORE_CFLAGS) $(PUBLIC_INC) -c -o $@ $<
+
+tools/%.o: tools/%.c $(PUBLIC_HDR)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) $(PUBLIC_INC) -c -o $@ $<
 
 odbfs: $(FS_OBJ) store/libodbstore.a
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $(FS_OBJ) store/libodbstore.a $(FS_LIBS) \
 		$(STORE_LIBS) $(LDFLAGS)
 
-odbfs-cat: store/odbfs-cat.o store/libodbstore.a
+odbfs-cat: tools/odbfs-cat.o store/libodbstore.a
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $^ $(STORE_LIBS) $(LDFLAGS)
 
-tests/unit/unit: $(UNIT_SRC) $(UNIT_FS_SRC) tests/unit/*.h fs/cell.h \
-		store/libodbstore.a
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -Istore -Ifs -o $@ \
+tests/unit/unit: $(UNIT_SRC) $(UNIT_FS_SRC) tests/unit/*.h fs/*.h \
+		$(STORE_HDR) store/libodbstore.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FS_CFLAGS) $(STORE_CFLAGS) $(STORE_INC) -Ifs -o $@ \
 		$(UNIT_SRC) $(UNIT_FS_SRC) store/libodbstore.a $(STORE_LIBS) \
 		$(LDFLAGS)
 
@@ -82,13 +97,13 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man1/odbfs.1 $(DESTDIR)$(MANDIR)/man1/odbfs-cat.1
 
 clean:
-	rm -f odbfs odbfs-cat odbfs-asan odbfs-tsan store/*.o store/*.a fs/*.o \
+	rm -f odbfs odbfs-cat odbfs-asan odbfs-tsan store/*.o store/*.a fs/*.o tools/*.o \
 		tests/unit/unit tests/unit/unit-asan
 
 .PHONY: all deps check demo install uninstall clean
 
 bench/lookup: bench/lookup.c store/libodbstore.a
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -Istore $(shell $(PKG_CONFIG) --cflags libgit2) \
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) $(PUBLIC_INC) $(shell $(PKG_CONFIG) --cflags libgit2) \
 		-o $@ $< store/libodbstore.a $(STORE_LIBS) \
 		$(shell $(PKG_CONFIG) --libs libgit2) $(LDFLAGS)
 
@@ -112,17 +127,17 @@ ASAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 TSAN = -fsanitize=thread
 
 tests/unit/unit-asan: $(UNIT_SRC) $(UNIT_FS_SRC) $(STORE_SRC) tests/unit/*.h \
-		fs/cell.h store/*.h
-	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(STORE_CFLAGS) -Istore -Ifs \
+		fs/*.h $(STORE_HDR)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(FS_CFLAGS) $(STORE_CFLAGS) $(STORE_INC) -Ifs \
 		-o $@ $(UNIT_SRC) $(UNIT_FS_SRC) $(STORE_SRC) $(STORE_LIBS)
 
-odbfs-asan: $(FS_SRC) $(STORE_SRC) fs/*.h store/*.h
+odbfs-asan: $(FS_SRC) $(STORE_SRC) fs/*.h $(STORE_HDR)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(FS_CFLAGS) $(STORE_CFLAGS) \
-		-Istore -o $@ $(FS_SRC) $(STORE_SRC) $(FS_LIBS) $(STORE_LIBS)
+		$(STORE_INC) -o $@ $(FS_SRC) $(STORE_SRC) $(FS_LIBS) $(STORE_LIBS)
 
-odbfs-tsan: $(FS_SRC) $(STORE_SRC) fs/*.h store/*.h
+odbfs-tsan: $(FS_SRC) $(STORE_SRC) fs/*.h $(STORE_HDR)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(TSAN) $(FS_CFLAGS) $(STORE_CFLAGS) \
-		-Istore -o $@ $(FS_SRC) $(STORE_SRC) $(FS_LIBS) $(STORE_LIBS)
+		$(STORE_INC) -o $@ $(FS_SRC) $(STORE_SRC) $(FS_LIBS) $(STORE_LIBS)
 
 # make asan / make tsan: 8 parallel readers for LOAD_SECONDS under each.
 LOAD_SECONDS ?= 60

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "odb.h"
-#include "oid.h"
+#include "odbstore/odb.h"
+#include "odbstore/oid.h"
 
 static double
 now_ns(void)
@@ -129,7 +129,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "lookup: %s: %s\n", argv[argi], why);
 		return 1;
 	}
-	rawsz = odb_repo(odb)->rawsz;
+	rawsz = odb_rawsz(odb);
 	misses = malloc(probes * rawsz);
 	for (size_t i = 0; i < probes * rawsz; i += 8) {
 		uint64_t r = next_rand(&seed);

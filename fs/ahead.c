@@ -41,7 +41,7 @@
 #include <sys/mman.h>
 
 #include "ahead.h"
-#include "log.h"
+#include "odbstore/log.h"
 #include "node.h"
 #include "readers.h"
 #include "stats.h"

@@ -33,15 +33,15 @@
 #include <unistd.h>
 
 #include "ahead.h"
-#include "log.h"
+#include "odbstore/log.h"
 #include "miss.h"
 #include "node.h"
 #include "odbfs.h"
-#include "oid.h"
+#include "odbstore/oid.h"
 #include "owner.h"
 #include "readers.h"
 #include "view.h"
-#include "watch.h"
+#include "odbstore/watch.h"
 
 #ifndef ODBFS_VERSION
 #define ODBFS_VERSION "unknown"
@@ -126,11 +126,11 @@ parse_umask(const char *s)
  * the file system does not keep it.
  */
 static time_t
-repo_epoch(const struct repo *repo)
+repo_epoch(const struct odb *odb)
 {
 	struct statx stx;
 
-	if (statx(AT_FDCWD, repo->commondir, 0, STATX_BTIME, &stx) == 0 &&
+	if (statx(AT_FDCWD, odb_commondir(odb), 0, STATX_BTIME, &stx) == 0 &&
 	    (stx.stx_mask & STATX_BTIME))
 		return (time_t)stx.stx_btime.tv_sec;
 	return 0;
@@ -448,7 +448,7 @@ main(int argc, char **argv)
 	if (choose_owner(&conf, &owner) < 0 ||
 	    open_repo(&conf, &owner, &fs.odb) < 0)
 		goto out;
-	fs.rawsz = odb_repo(fs.odb)->rawsz;
+	fs.rawsz = odb_rawsz(fs.odb);
 	odb_set_verify(fs.odb, conf.verify);
 	odb_set_frozen(fs.odb, refresh < 0);
 	/* Files show who reads them, the one user .odbfs/ lets in. */
@@ -457,13 +457,13 @@ main(int argc, char **argv)
 	fs.negative_timeout = negative_timeout;
 	fs.nometa = conf.nometa;
 	fs.umask = (mode_t)umask_bits;
-	fs.epoch = repo_epoch(odb_repo(fs.odb));
+	fs.epoch = repo_epoch(fs.odb);
 	node_init();
 	for (unsigned b = 0; b < 256; b++)
 		fs.prefixes[b] = odb_has_prefix(fs.odb, b);
 
 	if (add_mount_opts(&args, conf.nometa ? NULL :
-	    odb_repo(fs.odb)->gitdir) != 0)
+	    odb_gitdir(fs.odb)) != 0)
 		goto out;
 	se = fuse_session_new(&args, &odbfs_ops, sizeof(odbfs_ops), &fs);
 	if (!se)

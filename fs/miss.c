@@ -1,13 +1,13 @@
 /*
- * miss: the table of recent misses. Written by ops.c on a lookup that
- * misses, swept by the watcher callback in main.c.
+ * miss: the table of recent misses (see miss.h): written by the lookup of
+ * a full id that misses, swept after each snapshot the watcher publishes.
  */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "miss.h"
-#include "oid.h"
+#include "odbstore/oid.h"
 
 #define WORDS (OID_RAWSZ_MAX / 8)
 

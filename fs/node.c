@@ -1,6 +1,6 @@
 /*
- * node: the node table. Called by view.c (to make and share nodes) and
- * ops.c (lookups and forgets). Nodes that a cell holds whole are cells
+ * node: the node table, where the view makes and shares nodes and the
+ * kernel's lookups and forgets count them. Nodes that a cell holds whole are cells
  * (cell.c); the others are in an array of hash buckets. One mutex covers
  * both, held only to find, insert or remove; a miss never reaches it.
  *
@@ -16,6 +16,7 @@
  * looked for among cells first, then among nodes (its node was too large
  * for a cell, or no cell could be had), and only then added.
  */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -216,6 +217,28 @@ bucket(uint64_t ino)
 	return &buckets[ino & (nbuckets - 1)];
 }
 
+/*
+ * What the table keeps true, checked in debug builds where a walk of it
+ * costs nothing more (a resize, a count): nnodes nodes, each in its
+ * ino's bucket, each looked up at least once; a power of two of buckets.
+ */
+static void
+check_locked(void)
+{
+#ifndef NDEBUG
+	size_t count = 0;
+
+	assert(nbuckets >= BUCKETS_MIN && !(nbuckets & (nbuckets - 1)));
+	for (size_t i = 0; i < nbuckets; i++)
+		for (const struct node *n = buckets[i]; n; n = n->next) {
+			assert((n->ino & (nbuckets - 1)) == i);
+			assert(n->nlookup > 0 && !n->copy);
+			count++;
+		}
+	assert(count == nnodes);
+#endif
+}
+
 /* Move every node to a table of nb buckets, if one can be had. */
 static void
 resize_locked(size_t nb)
@@ -238,6 +261,7 @@ resize_locked(size_t nb)
 		free(buckets);
 	buckets = to;
 	nbuckets = nb;
+	check_locked();
 }
 
 static struct node *
@@ -303,6 +327,7 @@ void
 node_count(size_t *nodes, size_t *cells)
 {
 	pthread_mutex_lock(&lock);
+	check_locked();
 	*cells = cell_count();
 	*nodes = nnodes + *cells;
 	pthread_mutex_unlock(&lock);
@@ -375,12 +400,13 @@ node_forget(fuse_ino_t nodeid, uint64_t nlookup)
 		pthread_mutex_unlock(&lock);
 		return;
 	}
-	for (pp = bucket(n->ino); *pp; pp = &(*pp)->next)
-		if (*pp == n) {
-			*pp = n->next;
-			nnodes--;
-			break;
-		}
+	for (pp = bucket(n->ino); *pp && *pp != n; pp = &(*pp)->next)
+		;
+	assert(*pp == n);	/* a node the kernel forgets is in the table */
+	if (*pp) {
+		*pp = n->next;
+		nnodes--;
+	}
 	if (nbuckets > BUCKETS_MIN && nnodes < nbuckets / 4)
 		resize_locked(nbuckets / 2);
 	while (held == n)

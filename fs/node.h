@@ -29,10 +29,10 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "commit.h"
-#include "object.h"
-#include "oid.h"
-#include "tree.h"
+#include "odbstore/commit.h"
+#include "odbstore/object.h"
+#include "odbstore/oid.h"
+#include "odbstore/tree.h"
 
 enum node_kind {
 	NODE_ROOT,

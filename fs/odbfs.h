@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "odb.h"
+#include "odbstore/odb.h"
 
 /* Objects never change: the kernel may keep what it learns for a day. */
 #define ODBFS_TIMEOUT_IMMUTABLE 86400.0

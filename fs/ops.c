@@ -1,17 +1,19 @@
 /*
- * ops: one handler per FUSE operation. What a name means is view.c's
- * business; this file speaks the protocol: entries and their timeouts,
- * directory streams, open files, extended attributes.
+ * ops: one handler per FUSE operation. What a name means is the view's
+ * business (view*.c); this file speaks the protocol: entries and their
+ * timeouts, directory streams, open files, extended attributes.
  *
  * The hot path is a lookup that misses:
  *
  *   odbfs_lookup()
- *     view_lookup()
- *       oid_parse_hex()  a full lowercase id, or ENOENT with no lookup
- *       odb_has()        memory only (see store/odb.c)
- *       miss_note()      a few relaxed atomic stores, so the entry can be
- *                        invalidated when the object arrives
- *     reply_negative()   a negative entry the kernel may cache
+ *     view_lookup()          the directory's kind: a fixed name, or its find
+ *       objects_find()       (fanout_find(), commits_find(), trees_find())
+ *         oid_parse_hex()    a full lowercase id, or ENOENT with no lookup
+ *         lookup_id()        the view's one lookup of a full id
+ *           odb_has()        memory only (see store/odb.c)
+ *           miss_note()      a few relaxed atomic stores, so the entry can
+ *                            be invalidated when the object arrives
+ *     reply_negative()       a negative entry the kernel may cache
  *
  * No handler makes a system call for a miss. An object file is rebuilt
  * by its first read (readers.c keeps it for the reads after), or before
@@ -26,7 +28,7 @@
 #include <sys/statvfs.h>
 
 #include "ahead.h"
-#include "log.h"
+#include "odbstore/log.h"
 #include "odbfs.h"
 #include "readers.h"
 #include "stats.h"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "owner.h"
-#include "repo.h"
+#include "odbstore/repo.h"
 
 /* The group of no one: nogroup (Debian), nobody (Red Hat), or 65534. */
 static gid_t

@@ -1,8 +1,9 @@
 /*
  * readers: a small, fully associative set of kept readers under one mutex,
- * evicted least recently used. Called by ops.c's read handler only; the
- * mutex is held to scan and to swap entries, never while an object is
- * rebuilt.
+ * evicted least recently used, for the reads of object files, which come
+ * in pieces; the mutex is held to scan and to swap entries, never while
+ * an object is rebuilt. What it holds stays within its budgets
+ * (check_locked(), in debug builds).
  *
  * The object claimed by ahead.c's thread is one more entry, apart: a read
  * that finds it waits on a condition, under the same mutex, until the
@@ -16,12 +17,14 @@
  * copying of it into the page cache take turns on one core; with it,
  * they run side by side.
  */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
+#include "odbstore/oid.h"
 #include "readers.h"
 #include "stats.h"
 
@@ -83,6 +86,31 @@ static struct {
 	struct reader *r;	/* a reference, or NULL: nothing to do */
 	uint64_t upto;
 } pf = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+
+/*
+ * What the set keeps true, checked in debug builds (as SQLite's pcache1
+ * checks its own): held and held_big are the bytes of the kept readers of
+ * each kind, each within its budget, and a slot with no reader holds
+ * nothing.
+ */
+static void
+check_locked(void)
+{
+#ifndef NDEBUG
+	uint64_t sum = 0, sum_big = 0;
+
+	for (int i = 0; i < SLOTS; i++) {
+		const struct slot *s = &slots[i];
+
+		if (!s->used)
+			continue;
+		assert(s->r || (!s->bytes && !s->big));
+		*(s->big ? &sum_big : &sum) += s->bytes;
+	}
+	assert(sum == held && sum_big == held_big);
+	assert(held <= BUDGET && held_big <= BIG_BUDGET);
+#endif
+}
 
 static struct slot *
 find_locked(const unsigned char *raw, size_t rawsz)
@@ -194,6 +222,7 @@ keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
 	s->last = ++clock_;
 	s->touched = big ? now_seconds() : 0;
 	*(big ? &held_big : &held) += bytes;
+	check_locked();
 	pthread_mutex_unlock(&lock);
 	if (big) {
 		/* The prefetching thread lets it go when idle. */
@@ -237,7 +266,7 @@ void
 readers_claim(struct odb *odb, const unsigned char *raw)
 {
 	pthread_mutex_lock(&lock);
-	memcpy(claim.id, raw, odb_repo(odb)->rawsz);
+	memcpy(claim.id, raw, odb_rawsz(odb));
 	claim.busy = true;
 	claim.built = false;
 	claim.r = NULL;
@@ -281,7 +310,7 @@ static int
 get(struct odb *odb, const unsigned char *raw, uint64_t size, uint64_t off,
     uint64_t end, bool claimed, struct reader **out)
 {
-	size_t rawsz = odb_repo(odb)->rawsz;
+	size_t rawsz = odb_rawsz(odb);
 	struct reader *r = NULL, *stale = NULL;
 	struct objinfo info;
 	bool gated = false;
@@ -324,6 +353,7 @@ get(struct odb *odb, const unsigned char *raw, uint64_t size, uint64_t off,
 			empty_locked(s, &stale);
 		}
 	}
+	check_locked();
 	pthread_mutex_unlock(&lock);
 	reader_close(stale);
 	if (*out || ret < 0)

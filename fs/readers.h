@@ -22,8 +22,8 @@
 
 #include <stdint.h>
 
-#include "odb.h"
-#include "reader.h"
+#include "odbstore/odb.h"
+#include "odbstore/reader.h"
 
 /*
  * A reader of the object raw with a reference for the caller, or its

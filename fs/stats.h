@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "odb.h"
+#include "odbstore/odb.h"
 
 enum stat_id {
 	STAT_LOOKUPS,		/* every lookup */

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "object.h"
+#include "odbstore/object.h"
 
 /* Objects larger than this are not cached: they would crowd out the rest. */
 #define CACHE_MAX_ENTRY ((size_t)8 << 20)

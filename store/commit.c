@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commit.h"
-#include "log.h"
+#include "odbstore/commit.h"
+#include "odbstore/log.h"
 
 /*
  * The first read of a header: a usual commit's (tree, parent, author,

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "delta.h"
-#include "log.h"
+#include "odbstore/log.h"
 
 #define DELTA_ONE_PASS ((uint64_t)8 << 20)
 

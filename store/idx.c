@@ -1,11 +1,12 @@
 /*
- * idx: reading pack indexes. Called by pack.c when a pack is opened and on
- * every lookup; calls nothing but map_open() at open. Lookups touch the
- * mapping only: the fan-out gives the range of ids sharing a first byte,
+ * idx: reading pack indexes, for the pack that owns one: parsed once when
+ * the pack is opened, searched on every lookup that reaches the pack.
+ * Lookups touch the mapping only: the fan-out gives the range of ids sharing a first byte,
  * and an interpolation search within it finds the id or proves it absent.
  * The mapped file may change after it was checked (map.h), so the fan-out
  * is clamped each time it is read.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 
 #include "be.h"
 #include "idx.h"
-#include "log.h"
+#include "odbstore/log.h"
 
 int
 idx_parse(struct idx *idx, const unsigned char *map, size_t size, size_t rawsz,
@@ -153,9 +154,13 @@ idx_find(const struct idx *idx, const unsigned char *raw, uint32_t *pos)
 {
 	uint64_t key = key_of(raw), klo = 0, khi = UINT64_MAX;
 	uint32_t lo, hi;
-	unsigned step = 0;
+	unsigned step = 0, bound;
 
 	idx_range(idx, raw[0], &lo, &hi);
+	/* The bound promised above: bisection's probes, plus the steps. */
+	bound = IDX_INTERPOLATE + 1 + (hi > lo ? 32 -
+	    (unsigned)__builtin_clz(hi - lo) : 0);
+	(void)bound;
 	while (lo < hi) {
 		uint32_t mid;
 		int cmp;
@@ -166,6 +171,7 @@ idx_find(const struct idx *idx, const unsigned char *raw, uint32_t *pos)
 		else
 			mid = lo + (uint32_t)(((unsigned __int128)(key - klo) *
 			    (hi - lo)) / ((unsigned __int128)(khi - klo) + 1));
+		assert(mid >= lo && mid < hi && step <= bound);
 		/*
 		 * The whole id, first byte too: a hostile fan-out may put an
 		 * id in the wrong bucket, and must not make it match.

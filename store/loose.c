@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "loose.h"
 #include "oid.h"
 #include "zio.h"

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "map.h"
-#include "object.h"
+#include "odbstore/object.h"
 #include "oid.h"
 
 #define LOOSE_MAX_HEADER 32

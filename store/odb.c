@@ -26,9 +26,9 @@
 #include <string.h>
 #include <urcu/urcu-memb.h>
 
-#include "commit.h"
-#include "log.h"
-#include "odb.h"
+#include "odbstore/commit.h"
+#include "odbstore/log.h"
+#include "odbstore/odb.h"
 #include "refs.h"
 #include "snapshot.h"
 #include "unpack.h"
@@ -170,6 +170,30 @@ const struct repo *
 odb_repo(const struct odb *odb)
 {
 	return odb->repo;
+}
+
+size_t
+odb_rawsz(const struct odb *odb)
+{
+	return odb_repo(odb)->rawsz;
+}
+
+const char *
+odb_format(const struct odb *odb)
+{
+	return odb_repo(odb)->format;
+}
+
+const char *
+odb_gitdir(const struct odb *odb)
+{
+	return odb_repo(odb)->gitdir;
+}
+
+const char *
+odb_commondir(const struct odb *odb)
+{
+	return odb_repo(odb)->commondir;
 }
 
 static int update_locked(struct odb *odb, struct snapshot_change *change,

@@ -1,25 +1,14 @@
 /*
- * oid: object ids in raw and hex form, for sha1 (20 bytes) and sha256
- * (32 bytes) repositories alike. The length travels beside the bytes as
- * `rawsz`; a struct oid simply has room for the longest.
+ * oid: what the store's lookup path needs of ids beyond the public
+ * odbstore/oid.h, which it includes.
  */
 #ifndef ODBFS_OID_H
 #define ODBFS_OID_H
 
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "be.h"
-
-#define OID_RAWSZ_SHA1 20
-#define OID_RAWSZ_SHA256 32
-#define OID_RAWSZ_MAX 32
-#define OID_HEXSZ_MAX (2 * OID_RAWSZ_MAX)
-
-struct oid {
-	unsigned char raw[OID_RAWSZ_MAX];
-};
+#include "odbstore/oid.h"
 
 /*
  * An id's first eight bytes as a big-endian number: one load and a byte
@@ -32,18 +21,5 @@ oid_prefix64(const unsigned char *raw)
 {
 	return be64(raw);
 }
-
-/* 0..15 for a lowercase hex digit, -1 for anything else. */
-int hexval(char c);
-
-/*
- * True when hex is exactly 2 * rawsz lowercase hex digits (no more: hex must
- * end there); the id is then written to raw. Uppercase is refused, as a
- * mount must not show one object under two names.
- */
-bool oid_parse_hex(unsigned char *raw, const char *hex, size_t rawsz);
-
-/* Writes 2 * rawsz hex digits and a NUL to hex. */
-void oid_to_hex(char *hex, const unsigned char *raw, size_t rawsz);
 
 #endif

@@ -16,7 +16,7 @@
 #include <xxhash.h>
 
 #include "be.h"
-#include "log.h"
+#include "odbstore/log.h"
 #include "pack.h"
 
 /* The delta types remembered: at most this many words a pack. */

@@ -22,7 +22,7 @@
 #include <sys/types.h>
 
 #include "idx.h"
-#include "object.h"
+#include "odbstore/object.h"
 
 #define PACK_SIGNATURE "PACK"
 #define PACK_HEADER_SIZE 12

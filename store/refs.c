@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "map.h"
 #include "refs.h"
 
@@ -464,4 +464,34 @@ refs_first_under(const struct refs *refs, const char *prefix)
 	if (lo < refs->n && !strncmp(refs->v[lo].name, prefix, plen))
 		return (long)lo;
 	return -1;
+}
+
+size_t
+refs_count(const struct refs *refs)
+{
+	return refs->n;
+}
+
+const char *
+refs_name(const struct refs *refs, size_t i)
+{
+	return refs->v[i].name;
+}
+
+const unsigned char *
+refs_id(const struct refs *refs, size_t i)
+{
+	return refs->v[i].id;
+}
+
+const char *
+refs_head_target(const struct refs *refs)
+{
+	return refs->head_target;
+}
+
+const unsigned char *
+refs_head_id(const struct refs *refs)
+{
+	return refs->head_detached ? refs->head_id : NULL;
 }

@@ -8,6 +8,9 @@
  * A loose ref overrides a packed one of the same name. Symbolic refs are
  * resolved (up to REFS_MAX_SYMREF_DEPTH). Names that git's
  * check-ref-format would refuse are left out and logged.
+ *
+ * What readers of the list call is public (odbstore/refs.h); loading it
+ * is the store's.
  */
 #ifndef ODBFS_REFS_H
 #define ODBFS_REFS_H
@@ -15,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "odbstore/refs.h"
 #include "oid.h"
 #include "repo.h"
 
@@ -47,14 +51,5 @@ void refs_free(struct refs *refs);
 
 /* Would git's check-ref-format accept name (with at least one '/')? */
 bool refname_ok(const char *name);
-
-/* The index of the ref named name, or -1. */
-long refs_find(const struct refs *refs, const char *name);
-
-/*
- * The index of the first ref whose name begins with prefix (which ends in
- * '/'), or -1 if none does.
- */
-long refs_first_under(const struct refs *refs, const char *prefix);
 
 #endif

@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "oid.h"
 #include "repo.h"
 

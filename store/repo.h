@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "odbstore/repo.h"
+
 #define REPO_MAX_ALTERNATE_DEPTH 5
 
 /*
@@ -31,37 +33,6 @@ struct repo {
 	char **objdirs;		/* absolute paths; [0] is commondir/objects */
 	size_t nobjdirs;
 };
-
-/* Symbolic links one resolution follows at most: Linux's MAXSYMLINKS. */
-#define REPO_MAX_LINKS 40
-
-/*
- * Shown each entry a path resolves through, for a caller that decides
- * whose the path is before anything it names is read (fs/owner.c): path
- * is the entry as the kernel meets it, st what lstat(2) says of it. A
- * non-zero return stops the resolution, which then fails with it.
- */
-typedef int repo_entry_fn(void *ctx, const char *path, const struct stat *st);
-
-/*
- * Resolve path as realpath(3) would: relative to dir (a real path, itself
- * not shown to fn) unless it is absolute. fn, when not NULL, is called on
- * every directory and symbolic link met on the way, the last entry
- * included. *real is malloc'd. Fails with -errno of the entry that fails
- * (-ENOENT, -EACCES, -ENOTDIR, -ELOOP...) or with what fn returned.
- */
-int repo_walk(const char *dir, const char *path, repo_entry_fn *fn,
-    void *ctx, char **real);
-
-/*
- * The git directory and the common directory of the repository at path,
- * found as repo_open() finds them (both malloc'd, real paths), reading
- * nothing else. fn (may be NULL) is shown each entry that path/.git, a
- * .git file's gitdir: line, and a commondir file and what it names go
- * through, before anything there is read.
- */
-int repo_locate(const char *path, repo_entry_fn *fn, void *ctx,
-    char **gitdir, char **commondir, const char **why);
 
 /*
  * Find the repository at path. On failure *why says what was wrong in a

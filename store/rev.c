@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commit.h"
-#include "log.h"
-#include "odb.h"
+#include "odbstore/commit.h"
+#include "odbstore/log.h"
+#include "odbstore/odb.h"
 
 /*
  * The most commits one suffix may step through. A step costs what reading
@@ -31,7 +31,7 @@ static int
 read_commit(struct odb *odb, const unsigned char *id, struct commit *c)
 {
 	char what[8 + OID_HEXSZ_MAX];
-	size_t rawsz = odb_repo(odb)->rawsz, len;
+	size_t rawsz = odb_rawsz(odb), len;
 	unsigned char *buf = NULL;
 	struct reader *r;
 	int ret;
@@ -113,7 +113,7 @@ int
 odb_rev_suffix(struct odb *odb, const unsigned char *id, const char *suffix,
     unsigned char *out)
 {
-	size_t rawsz = odb_repo(odb)->rawsz;
+	size_t rawsz = odb_rawsz(odb);
 	enum obj_type type;
 	struct commit c;
 	long steps;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tree.h"
+#include "odbstore/tree.h"
 
 bool
 tree_name_ok(const char *name, size_t len)

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "delta.h"
-#include "log.h"
+#include "odbstore/log.h"
 #include "oid.h"
 #include "unpack.h"
 #include "zio.h"

@@ -6,7 +6,7 @@
 #ifndef ODBFS_UNPACK_H
 #define ODBFS_UNPACK_H
 
-#include "object.h"
+#include "odbstore/object.h"
 #include "snapshot.h"
 
 /*

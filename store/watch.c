@@ -25,10 +25,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "oid.h"
 #include "snapshot.h"
-#include "watch.h"
+#include "odbstore/watch.h"
 
 enum wkind {
 	W_NONE, W_OBJDIR, W_FANOUT, W_PACKDIR, W_INFO, W_GITDIR, W_REFS,

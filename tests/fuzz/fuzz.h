@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 
 /*
  * The most any target lets the store inflate or build in memory, so that

@@ -44,8 +44,8 @@ FUZZ_OUT = $(FUZZ_DIR)/out
 FUZZ_STORE_OBJ = $(STORE_SRC:store/%.c=$(FUZZ_OUT)/store/%.o)
 
 $(FUZZ_DIR)/replay-%: $(FUZZ_DIR)/replay.c $(FUZZ_DIR)/fuzz_%.c \
-    $(FUZZ_DIR)/fuzz.h store/*.h store/libodbstore.a
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) -Istore -o $@ \
+    $(FUZZ_DIR)/fuzz.h $(STORE_HDR) store/libodbstore.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(STORE_CFLAGS) $(STORE_INC) -o $@ \
 		$(FUZZ_DIR)/replay.c $(FUZZ_DIR)/fuzz_$*.c store/libodbstore.a \
 		$(STORE_LIBS) $(LDFLAGS)
 
@@ -56,18 +56,18 @@ fuzz-replay: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/replay-%)
 	done; exit $$status
 
 # The store compiled again, by clang, with coverage for libFuzzer.
-$(FUZZ_OUT)/store/%.o: store/%.c store/*.h
+$(FUZZ_OUT)/store/%.o: store/%.c $(STORE_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(BASE_CFLAGS) $(CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) \
-		-fsanitize=fuzzer-no-link $(STORE_CFLAGS) -c -o $@ $<
+		-fsanitize=fuzzer-no-link $(STORE_CFLAGS) $(STORE_INC) -c -o $@ $<
 
 $(FUZZ_OUT)/libodbstore.a: $(FUZZ_STORE_OBJ)
 	$(AR) rcs $@ $^
 
-$(FUZZ_OUT)/fuzz_%: $(FUZZ_DIR)/fuzz_%.c $(FUZZ_DIR)/fuzz.h store/*.h \
+$(FUZZ_OUT)/fuzz_%: $(FUZZ_DIR)/fuzz_%.c $(FUZZ_DIR)/fuzz.h $(STORE_HDR) \
     $(FUZZ_OUT)/libodbstore.a
 	$(FUZZ_CC) $(BASE_CFLAGS) $(CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) \
-		-fsanitize=fuzzer $(FUZZ_DEFS) $(STORE_CFLAGS) -Istore -o $@ $< \
+		-fsanitize=fuzzer $(FUZZ_DEFS) $(STORE_CFLAGS) $(STORE_INC) -o $@ $< \
 		$(FUZZ_OUT)/libodbstore.a $(STORE_LIBS) $(LDFLAGS)
 
 fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_OUT)/fuzz_%)

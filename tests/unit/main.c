@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "unit.h"
 
 static unsigned tests, failures, todos;
@@ -160,6 +160,7 @@ main(void)
 		{ "snapshot", test_snapshot },
 		{ "snapshot_vanished", test_snapshot_vanished },
 		{ "unpack", test_unpack },
+		{ "view", test_view },
 		{ "reader", test_reader },
 		{ "repo", test_repo },
 		{ "rev", test_rev },

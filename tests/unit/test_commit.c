@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commit.h"
-#include "log.h"
-#include "odb.h"
+#include "odbstore/commit.h"
+#include "odbstore/log.h"
+#include "odbstore/odb.h"
 #include "unit.h"
 
 #define TREE "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "delta.h"
-#include "log.h"
-#include "object.h"
+#include "odbstore/log.h"
+#include "odbstore/object.h"
 #include "unit.h"
 
 /* A byte string literal and its length, NULs included. */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "idx.h"
-#include "log.h"
+#include "odbstore/log.h"
 #include "oid.h"
 #include "unit.h"
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "loose.h"
-#include "object.h"
+#include "odbstore/object.h"
 #include "oid.h"
 #include "unit.h"
 

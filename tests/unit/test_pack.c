@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "pack.h"
 #include "unit.h"
 

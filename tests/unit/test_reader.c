@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "oid.h"
 #include "reader.h"
 #include "repo.h"

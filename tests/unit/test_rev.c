@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "odb.h"
+#include "odbstore/odb.h"
+#include "odbstore/oid.h"
 #include "unit.h"
 
 /*

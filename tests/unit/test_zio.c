@@ -15,7 +15,7 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "log.h"
+#include "odbstore/log.h"
 #include "zio.h"
 #include "unit.h"
 

@@ -1,6 +1,7 @@
 /*
- * unit: the harness of the C unit tests of the store (and of fs/cell.c,
- * which needs no FUSE), and their suites.
+ * unit: the harness of the C unit tests of the store (and of the parts of
+ * fs/ that need no FUSE session: cell.c, and the view over node.c), and
+ * their suites.
  *
  * Every check prints one TAP line, "ok N - what" or "not ok N - what";
  * main.c runs each suite in turn, prints the plan "1..N" last and exits
@@ -67,6 +68,7 @@ void test_rev(void);
 void test_snapshot(void);
 void test_snapshot_vanished(void);
 void test_unpack(void);
+void test_view(void);
 void test_zio(void);
 
 #endif

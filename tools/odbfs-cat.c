@@ -17,9 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "odb.h"
-#include "oid.h"
+#include "odbstore/log.h"
+#include "odbstore/odb.h"
+#include "odbstore/oid.h"
 
 #ifndef ODBFS_VERSION
 #define ODBFS_VERSION "unknown"
@@ -81,7 +81,7 @@ fail(const char *what, int err)
 static int
 batch(struct odb *odb, bool contents)
 {
-	size_t rawsz = odb_repo(odb)->rawsz, cap = 0;
+	size_t rawsz = odb_rawsz(odb), cap = 0;
 	unsigned char raw[OID_RAWSZ_MAX];
 	char *line = NULL;
 	ssize_t len;
@@ -136,7 +136,7 @@ batch(struct odb *odb, bool contents)
 static int
 verify_all(struct odb *odb)
 {
-	size_t rawsz = odb_repo(odb)->rawsz, checked = 0, bad = 0;
+	size_t rawsz = odb_rawsz(odb), checked = 0, bad = 0;
 	char hex[OID_HEXSZ_MAX + 1];
 
 	odb_set_verify(odb, true);
@@ -170,7 +170,7 @@ verify_all(struct odb *odb)
 static int
 single(struct odb *odb, enum mode mode, const char *hex)
 {
-	size_t rawsz = odb_repo(odb)->rawsz;
+	size_t rawsz = odb_rawsz(odb);
 	unsigned char raw[OID_RAWSZ_MAX];
 	struct objinfo info;
 	struct reader *r;
@@ -178,7 +178,7 @@ single(struct odb *odb, enum mode mode, const char *hex)
 
 	if (strlen(hex) != 2 * rawsz || !oid_parse_hex(raw, hex, rawsz)) {
 		fprintf(stderr, "odbfs-cat: %s: not a full %s object id\n",
-		    hex, odb_repo(odb)->format);
+		    hex, odb_format(odb));
 		return 2;
 	}
 	if (mode == M_EXISTS)

@@ -1,6 +1,8 @@
 /*
  * odb: the object database of one repository, as the FUSE layer and the
- * tools see it. The only public entry point of store/.
+ * tools see it. The entry point of store/'s public headers
+ * (store/include/odbstore/), the only ones fs/ and tools/ are compiled
+ * against; the rest of store/ is its own.
  *
  * Thread-safe: any thread may call any function at any time. Lookups read
  * the current snapshot under an RCU read lock (liburcu's memb flavour: a
@@ -16,7 +18,6 @@
 
 #include "object.h"
 #include "reader.h"
-#include "repo.h"
 
 struct odb;
 
@@ -32,8 +33,23 @@ struct odb;
 int odb_open(const char *path, struct odb **out, const char **why);
 void odb_close(struct odb *odb);
 
-/* The repository; valid until odb_close(). */
+/* The repository, the store's own; valid until odb_close(). */
+struct repo;
 const struct repo *odb_repo(const struct odb *odb);
+
+/* Bytes of an object id: 20 (sha1) or 32 (sha256). */
+size_t odb_rawsz(const struct odb *odb);
+
+/* Its hash as git names it: "sha1" or "sha256". */
+const char *odb_format(const struct odb *odb);
+
+/*
+ * The git directory, absolute, as the user's path resolved, and the
+ * common directory, where refs, config and objects live (they differ in
+ * a linked worktree); valid until odb_close().
+ */
+const char *odb_gitdir(const struct odb *odb);
+const char *odb_commondir(const struct odb *odb);
 
 /* True when the object exists. Memory only: never a system call. */
 bool odb_has(struct odb *odb, const unsigned char *raw);

@@ -1,0 +1,290 @@
+/*
+ * view_commit: commits/, where any commit is a directory by its id, and
+ * commits/<id>/, its header's fields as files and links:
+ *
+ *   tree/      the commit's tree          parent   -> ../<first parent>
+ *   parents    the parents' ids, a line each
+ *   message    the bytes after the header  author, committer: their lines
+ *   raw        -> ../../objects/<id>
+ *
+ * All but tree/ are keyed 'M' id name; tree/ is a directory at its path.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "view_int.h"
+
+/*
+ * commits/<id>/: the commit's header, read and parsed, and what of it the
+ * members need kept; not the object, whose message may be any size.
+ */
+static int
+commit_dir(struct odbfs *fs, struct node *commits, const unsigned char *id,
+    struct node **out)
+{
+	char what[8 + OID_HEXSZ_MAX], path[KEY_MAX];
+	struct reader *r = NULL;
+	unsigned char *buf = NULL;
+	struct node_ext *x;
+	struct node *n;
+	size_t len;
+	int ret;
+
+	memcpy(what, "commit ", 7);
+	oid_to_hex(what + 7, id, fs->rawsz);
+	child_path(commits, what + 7, path, sizeof(path));
+	if (!(n = new_dir(NODE_COMMIT, path, NODE_TIME_REPO)))
+		return -ENOMEM;
+	if ((ret = node_ext_new(n)) < 0)
+		goto out;
+	x = n->ext;
+	memcpy(x->id, id, fs->rawsz);
+	n->type = OBJ_COMMIT;
+	if ((ret = odb_reader_open(fs->odb, id, &r)) < 0)
+		goto out;
+	if (reader_info(r)->type != OBJ_COMMIT) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if ((ret = commit_header_read(r, what, &buf, &len)) < 0 ||
+	    (ret = commit_parse(&x->commit, what, buf, len,
+	    reader_info(r)->size, fs->rawsz)) < 0)
+		goto out;
+	n->time = x->commit.time;
+out:
+	free(buf);
+	reader_close(r);
+	if (ret < 0) {
+		node_free(n);
+		return ret;
+	}
+	return intern(n, out);
+}
+
+/*
+ * commits/<id>/message: the bytes after the header's blank line, read
+ * from the object when the file is read (ops.c), never held.
+ */
+static struct node *
+message_file(struct odbfs *fs, const struct node *dir,
+    const unsigned char *key, size_t klen)
+{
+	const struct commit *c = &dir->ext->commit;
+	struct node *n = node_new(NODE_SLICE, key, klen);
+
+	if (!n || node_ext_new(n) < 0) {
+		node_free(n);
+		return NULL;
+	}
+	memcpy(n->ext->id, node_id(dir), fs->rawsz);
+	n->ext->slice_off = c->header_len + 1;
+	n->size = c->message_len;
+	n->mode = NODE_MODE_FILE;
+	n->time = dir->time;
+	return n;
+}
+
+/* commits/<id>: a commit by its full id, or a link from a prefix of it. */
+static int
+commits_find(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	unsigned char id[OID_RAWSZ_MAX];
+	struct objinfo info;
+	int ret;
+
+	if (is_abbrev(fs, name))
+		return abbrev_link(fs, dir, name, OBJ_COMMIT, out);
+	if (!oid_parse_hex(id, name, fs->rawsz))
+		return -ENOENT;
+	if ((ret = lookup_id(fs, id, &info)) < 0)
+		return ret;
+	return info.type == OBJ_COMMIT ? commit_dir(fs, dir, id, out) :
+	    -ENOENT;
+}
+
+/* Lists nothing: there is no cheap list of every commit. */
+const struct view_kind view_commits_kind = {
+	.mode = NODE_MODE_DIR,
+	.negative = VIEW_NEGATIVE_MOUNT,
+	.find = commits_find,
+};
+
+/* 'M', the commit's id, the member's name. */
+static size_t
+member_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	size_t klen = id_key(key, 'M', node_id(dir), fs->rawsz);
+
+	memcpy(key + klen, name, strlen(name));
+	return klen + strlen(name);
+}
+
+/* A root commit has no parent link. */
+static size_t
+parent_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	return dir->ext->commit.nparents ? member_key(fs, dir, name, key) : 0;
+}
+
+/* A commit without an author (or committer) line has no such file. */
+static size_t
+author_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	return dir->ext->commit.author ? member_key(fs, dir, name, key) : 0;
+}
+
+static size_t
+committer_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	return dir->ext->commit.committer ? member_key(fs, dir, name, key) :
+	    0;
+}
+
+static int
+tree_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	char path[KEY_MAX];
+
+	(void)f;
+	return tree_dir(fs, dir->ext->commit.tree, key_to_path(key, klen,
+	    path), dir->time, 0, out);
+}
+
+/* A link of the commit to the object id, as prefix then its hex. */
+static int
+link_to(struct odbfs *fs, struct node *dir, const char *prefix,
+    const unsigned char *id, const unsigned char *key, size_t klen,
+    struct node **out)
+{
+	char hex[OID_HEXSZ_MAX + 1], target[32 + OID_HEXSZ_MAX];
+
+	oid_to_hex(hex, id, fs->rawsz);
+	snprintf(target, sizeof(target), "%s%s", prefix, hex);
+	return intern(new_link(key, klen, target, dir->time), out);
+}
+
+static int
+parent_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	(void)f;
+	return link_to(fs, dir, "../", dir->ext->commit.parents, key, klen,
+	    out);
+}
+
+static int
+raw_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	(void)f;
+	return link_to(fs, dir, "../../objects/", node_id(dir), key, klen,
+	    out);
+}
+
+/* A file of the commit holding data (malloc'd, len bytes; taken). */
+static int
+data_file(struct node *dir, char *data, size_t len, const unsigned char *key,
+    size_t klen, struct node **out)
+{
+	struct node *n;
+
+	if (!data)
+		return -ENOMEM;
+	if (!(n = node_new(NODE_DATA, key, klen))) {
+		free(data);
+		return -ENOMEM;
+	}
+	n->data = data;
+	n->size = len;
+	n->mode = NODE_MODE_FILE;
+	n->time = dir->time;
+	return intern(n, out);
+}
+
+static int
+parents_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	const struct commit *c = &dir->ext->commit;
+	size_t len = c->nparents * (2 * fs->rawsz + 1);
+	char *data;
+
+	(void)f;
+	if ((data = malloc(len + 1)))
+		for (size_t i = 0; i < c->nparents; i++) {
+			oid_to_hex(data + i * (2 * fs->rawsz + 1),
+			    c->parents + i * fs->rawsz, fs->rawsz);
+			data[(i + 1) * (2 * fs->rawsz + 1) - 1] = '\n';
+		}
+	return data_file(dir, data, len, key, klen, out);
+}
+
+/* A header line's value, then a newline. */
+static int
+line_file(struct node *dir, const char *v, size_t vlen,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	char *data = malloc(vlen + 2);
+
+	if (data) {
+		memcpy(data, v, vlen);
+		data[vlen] = '\n';
+	}
+	return data_file(dir, data, vlen + 1, key, klen, out);
+}
+
+static int
+author_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	const struct commit *c = &dir->ext->commit;
+
+	(void)fs;
+	(void)f;
+	return line_file(dir, c->author, c->author_len, key, klen, out);
+}
+
+static int
+committer_make(struct odbfs *fs, struct node *dir,
+    const struct view_fixed *f, const unsigned char *key, size_t klen,
+    struct node **out)
+{
+	const struct commit *c = &dir->ext->commit;
+
+	(void)fs;
+	(void)f;
+	return line_file(dir, c->committer, c->committer_len, key, klen, out);
+}
+
+static int
+message_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	(void)f;
+	return intern(message_file(fs, dir, key, klen), out);
+}
+
+static const struct view_fixed commit_fixed[] = {
+	{ "tree", S_IFDIR, NODE_TREE, key_dir, tree_make },
+	{ "parent", S_IFLNK, NODE_SYMLINK, parent_key, parent_make },
+	{ "parents", S_IFREG, NODE_DATA, member_key, parents_make },
+	{ "message", S_IFREG, NODE_SLICE, member_key, message_make },
+	{ "author", S_IFREG, NODE_DATA, author_key, author_make },
+	{ "committer", S_IFREG, NODE_DATA, committer_key, committer_make },
+	{ "raw", S_IFLNK, NODE_SYMLINK, member_key, raw_make },
+};
+
+/* A commit never changes: neither does what it lacks. */
+const struct view_kind view_commit_kind = {
+	.mode = NODE_MODE_DIR,
+	.negative = NODE_TIMEOUT_IMMUTABLE,
+	VIEW_FIXED_INIT(commit_fixed),
+};

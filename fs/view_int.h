@@ -1,0 +1,173 @@
+/*
+ * view_int: what the files of the view share, private to them: the
+ * description of a directory kind, node keys, the makers of directory and
+ * symlink nodes, and the listing being built.
+ *
+ * Each kind of directory is described once, by a struct view_kind: the
+ * attributes of a directory of that kind, its fixed children as a table
+ * of struct view_fixed, and its variable children as a find/list pair.
+ * view.c derives lookup, listing, inode numbers and types from it alone:
+ *
+ *   view_lookup(dir, name)          view_list(dir)
+ *     fixed[i].name == name ?         for each fixed[i]:
+ *       key(dir, name) -> key           key(dir, name) -> key
+ *       make(key) -> node               (name, type, node_ino(key))
+ *     else find(dir, name) -> node    list(dir): (name, type, ino)...
+ *
+ * A fixed child's key says what its node is (see view.c for the tags);
+ * the lookup makes the node with that very key, the listing numbers the
+ * entry node_ino() of it, so the two cannot disagree. key() returning 0
+ * says the child is absent (a root commit's parent, .odbfs with -o
+ * nometa). A find/list pair shares its key and type functions in its
+ * file (tree_entry_ino() and tree_entry_type(), ref_key(), ...).
+ */
+#ifndef ODBFS_VIEW_INT_H
+#define ODBFS_VIEW_INT_H
+
+#include <errno.h>
+
+#include "view.h"
+
+#define KEY_MAX (4096 + 64)
+/* Longest symlink target a tree may give; the kernel's PATH_MAX. */
+#define LINK_MAX_LEN 4095
+
+struct dirent_rec {
+	const char *name;	/* into the tree, or owned when names is set */
+	mode_t type;
+	uint64_t ino;
+};
+
+struct dirlist {
+	struct node *dir;
+	size_t n, alloc;
+	struct dirent_rec *v;		/* or, for NODE_FANOUT: */
+	unsigned char *ids;		/* sorted ids */
+	size_t rawsz;
+	char **names;			/* strings v[].name owns */
+	bool corrupt;
+	char *why;			/* what to log when it says so */
+	size_t more;			/* bad entries after why's */
+};
+
+/*
+ * A fixed child of a directory kind: name, the type a listing gives it
+ * (the lookup's node has it too, asserted), the kind of its node, and how
+ * its key is made (key, which writes at most KEY_MAX bytes and returns
+ * their count, 0 if dir has no such child) and its node from that key.
+ */
+struct view_fixed {
+	const char *name;
+	mode_t type;			/* S_IFDIR, S_IFLNK or S_IFREG */
+	enum node_kind kind;
+	size_t (*key)(struct odbfs *fs, const struct node *dir,
+	    const char *name, unsigned char *key);
+	int (*make)(struct odbfs *fs, struct node *dir,
+	    const struct view_fixed *f, const unsigned char *key,
+	    size_t klen, struct node **out);
+};
+
+/* What view_kind.negative says for -o negative_timeout=. */
+#define VIEW_NEGATIVE_MOUNT (-1.0)
+
+/*
+ * A kind of directory: the attributes of a directory node of that kind
+ * (new_dir() gives them), how long the kernel may cache a miss in it, its
+ * fixed children, and its variable ones: find makes the node of name
+ * (-ENOENT if there is none), list adds every one to l with the type and
+ * inode number find's node has. Either may be NULL.
+ */
+struct view_kind {
+	mode_t mode;			/* NODE_MODE_DIR, ... */
+	bool moving;			/* NODE_TIMEOUT_MOVING */
+	double negative;		/* seconds, or VIEW_NEGATIVE_MOUNT */
+	const struct view_fixed *fixed;
+	size_t nfixed;
+	int (*find)(struct odbfs *fs, struct node *dir, const char *name,
+	    struct node **out);
+	int (*list)(struct odbfs *fs, struct node *dir, struct dirlist *l);
+};
+
+/* The .fixed and .nfixed of a struct view_kind, from a table. */
+#define VIEW_FIXED_INIT(table) .fixed = (table), \
+	.nfixed = sizeof(table) / sizeof((table)[0])
+
+extern const struct view_kind view_objects_kind;	/* view_objects.c */
+extern const struct view_kind view_fanout_kind;
+extern const struct view_kind view_commits_kind;	/* view_commit.c */
+extern const struct view_kind view_commit_kind;
+extern const struct view_kind view_trees_kind;		/* view_tree.c */
+extern const struct view_kind view_tree_kind;
+extern const struct view_kind view_gitlink_kind;
+extern const struct view_kind view_refs_kind;		/* view_refs.c */
+extern const struct view_kind view_meta_kind;		/* view_meta.c */
+
+/* The description of directories of kind, NULL if kind is no directory. */
+const struct view_kind *view_kind_of(enum node_kind kind);
+
+/*
+ * Keys (view.c). A child's path: name under the root, else dir's path,
+ * '/', name; false if it does not fit in size.
+ */
+bool child_path(const struct node *dir, const char *name, char *buf,
+    size_t size);
+size_t id_key(unsigned char *key, char tag, const unsigned char *id,
+    size_t rawsz);
+size_t path_key(unsigned char *key, char tag, const char *path);
+size_t ref_key(unsigned char *key, const char *path, const char *target);
+
+/* objects/<id>: the key of its node, and of the listing's entries. */
+static inline size_t
+object_key(unsigned char *key, const unsigned char *id, size_t rawsz)
+{
+	return id_key(key, 'O', id, rawsz);
+}
+
+/* Key functions of fixed children: 'D' and 'M' with the child's path. */
+size_t key_dir(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key);
+size_t key_path(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key);
+
+/*
+ * The path a 'D' or 'M' path key holds (key_dir(), key_path()), in buf of
+ * KEY_MAX bytes.
+ */
+const char *key_to_path(const unsigned char *key, size_t klen, char *buf);
+
+/* A fixed child that is a directory of f->kind, at the key's path. */
+int make_dir(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out);
+
+/* Node makers (view.c). A directory has its kind's mode and moving. */
+struct node *new_dir(enum node_kind kind, const char *path, int64_t time);
+struct node *new_link(const unsigned char *key, size_t keylen,
+    const char *target, int64_t time);
+int intern(struct node *n, struct node **out);
+
+/* Add an entry to a listing; name is copied when owned. */
+int add_rec(struct dirlist *l, const char *name, bool owned, mode_t type,
+    uint64_t ino);
+
+/* view_objects.c: ids and abbreviated ids, for commits/ and trees/ too. */
+int lookup_id(struct odbfs *fs, const unsigned char *id,
+    struct objinfo *info);
+bool is_abbrev(const struct odbfs *fs, const char *name);
+int abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
+    enum obj_type want, struct node **out);
+
+/* view_tree.c: a tree as a directory; ino 0 for its path's. */
+int tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
+    int64_t time, uint64_t ino, struct node **out);
+
+/* view_refs.c: the root's HEAD. */
+size_t head_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key);
+int head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out);
+
+/* view_meta.c: whether the root has .odbfs/. */
+size_t meta_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * view_meta: .odbfs/, what the daemon says of itself to the mount's owner.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stats.h"
+#include "view_int.h"
+
+/*
+ * A node whose inode number comes from the key's first klen bytes, made
+ * distinct from others with that number by an 8-byte stamp after them:
+ * .odbfs/stats is made anew at each lookup, with a count.
+ */
+static struct node *
+stamped_node(enum node_kind kind, unsigned char *key, size_t klen,
+    uint64_t stamp)
+{
+	uint64_t ino = node_ino(key, klen);
+	struct node *n;
+
+	memcpy(key + klen, &stamp, sizeof(stamp));
+	if ((n = node_new(kind, key, klen + sizeof(stamp))))
+		n->ino = ino;
+	return n;
+}
+
+/*
+ * .odbfs/ tells where the repository lives on the server and what the
+ * daemon does: with allow_other, it is for the mount's owner (the uid
+ * files show) and root, by mode (the mount has default_permissions).
+ */
+#define META_DIR_MODE (S_IFDIR | 0500)
+#define META_FILE_MODE (S_IFREG | 0400)
+
+/* The root's .odbfs/: 'D' ".odbfs", absent with -o nometa. */
+size_t
+meta_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	return fs->nometa ? 0 : key_dir(fs, dir, name, key);
+}
+
+/* A file of .odbfs/ whose bytes are fixed: repository, format. */
+static int
+meta_file(const unsigned char *key, size_t klen, const char *value,
+    struct node **out)
+{
+	struct node *n = node_new(NODE_DATA, key, klen);
+
+	if (!n || asprintf(&n->data, "%s\n", value) < 0) {
+		if (n)
+			n->data = NULL;
+		node_free(n);
+		return -ENOMEM;
+	}
+	n->mode = META_FILE_MODE;
+	n->size = strlen(n->data);
+	return intern(n, out);
+}
+
+static int
+repository_make(struct odbfs *fs, struct node *dir,
+    const struct view_fixed *f, const unsigned char *key, size_t klen,
+    struct node **out)
+{
+	(void)dir;
+	(void)f;
+	return meta_file(key, klen, odb_gitdir(fs->odb), out);
+}
+
+static int
+format_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	(void)dir;
+	(void)f;
+	return meta_file(key, klen, odb_format(fs->odb), out);
+}
+
+/*
+ * .odbfs/stats: the counters as they are at this lookup, in a node of its
+ * own (no lookup shares it, so no cached page of an older one is read),
+ * looked up again by every path walk. Its st_ino, its key's, stays the
+ * same.
+ */
+static int
+stats_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	static atomic_uint_least64_t generation;
+	unsigned char stamped[KEY_MAX + sizeof(uint64_t)];
+	struct node *n;
+
+	(void)dir;
+	memcpy(stamped, key, klen);
+	if (!(n = stamped_node(f->kind, stamped, klen,
+	    atomic_fetch_add(&generation, 1))))
+		return -ENOMEM;
+	if (!(n->data = stats_report(fs->odb, &n->size))) {
+		node_free(n);
+		return -ENOMEM;
+	}
+	n->mode = META_FILE_MODE;
+	n->moving = true;
+	return intern(n, out);
+}
+
+static const struct view_fixed meta_fixed[] = {
+	{ "stats", S_IFREG, NODE_STATS, key_path, stats_make },
+	{ "repository", S_IFREG, NODE_DATA, key_path, repository_make },
+	{ "format", S_IFREG, NODE_DATA, key_path, format_make },
+};
+
+const struct view_kind view_meta_kind = {
+	.mode = META_DIR_MODE,
+	.negative = VIEW_NEGATIVE_MOUNT,
+	VIEW_FIXED_INIT(meta_fixed),
+};

@@ -1,0 +1,262 @@
+/*
+ * view_refs: HEAD and refs/, symlinks into commits/, trees/ and objects/.
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "odbstore/log.h"
+#include "odbstore/refs.h"
+#include "view_int.h"
+
+/* Why odb_peel() of id failed with ret, in a few words. */
+static const char *
+peel_failure(struct odbfs *fs, const unsigned char *id, int ret)
+{
+	switch (ret) {
+	case -ELOOP:
+		return "tags nested too deep";
+	case -ENOENT:
+		return odb_has(fs->odb, id) ? "a tag names a missing object" :
+		    "the object is missing";
+	case -EFSCORRUPTED:
+		return "a tag without an object and a type line";
+	default:
+		return strerror(-ret);
+	}
+}
+
+/*
+ * The target of the ref at path pointing at id: relative to the ref's
+ * directory, into commits/, trees/ or objects/ by what id peels to.
+ * Returns the target's length, which is size or more if it did not fit.
+ */
+static size_t
+ref_target(struct odbfs *fs, const char *path, const unsigned char *id,
+    char *target, size_t size, unsigned char *peeled, enum obj_type *type)
+{
+	char hex[OID_HEXSZ_MAX + 1];
+	const char *where = "objects";
+	size_t len = 0;
+	int ret;
+
+	if ((ret = odb_peel(fs->odb, id, peeled, type)) < 0) {
+		/* Shown as the object it names; said once, not per listing. */
+		oid_to_hex(hex, id, fs->rawsz);
+		log_once(LOGL_WARN, "%.200s: %s cannot be peeled (%s): linked "
+		    "into objects/", path, hex, peel_failure(fs, id, ret));
+		memcpy(peeled, id, fs->rawsz);
+		*type = OBJ_NONE;
+	}
+	if (*type == OBJ_COMMIT)
+		where = "commits";
+	else if (*type == OBJ_TREE)
+		where = "trees";
+	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
+		if (len + 3 < size)
+			memcpy(target + len, "../", 3);
+		len += 3;
+	}
+	oid_to_hex(hex, peeled, fs->rawsz);
+	if (len < size)
+		snprintf(target + len, size - len, "%s/%s", where, hex);
+	else if (size > 0)
+		target[size - 1] = '\0';
+	return len + strlen(where) + 1 + strlen(hex);
+}
+
+static int
+ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
+    struct node **out)
+{
+	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
+	char target[LINK_MAX_LEN + 1];
+	enum obj_type type;
+	struct node *n;
+	size_t len;
+
+	len = ref_target(fs, path, id, target, sizeof(target), peeled, &type);
+	if (len > LINK_MAX_LEN)
+		return log_corrupt("%.200s%s: ref is nested too deep to show: "
+		    "its link would be %zu bytes, more than %d", path,
+		    strlen(path) > 200 ? "..." : "", len, LINK_MAX_LEN);
+	n = new_link(key, ref_key(key, path, target), target,
+	    NODE_TIME_REPO);
+	if (n && node_ext_new(n) < 0) {
+		node_free(n);
+		n = NULL;
+	}
+	if (n) {
+		n->moving = true;
+		memcpy(n->ext->id, peeled, fs->rawsz);
+		n->type = (uint8_t)type;
+	}
+	return intern(n, out);
+}
+
+/* Where HEAD points, or -ENOENT if it is neither symbolic nor an id. */
+static int
+head_target(struct odbfs *fs, char *target, size_t size)
+{
+	const struct refs *refs = odb_refs_get(fs->odb);
+	const unsigned char *id = refs_head_id(refs);
+	char hex[OID_HEXSZ_MAX + 1];
+	int ret = 0;
+
+	if (refs_head_target(refs)) {
+		snprintf(target, size, "%s", refs_head_target(refs));
+	} else if (id) {
+		oid_to_hex(hex, id, fs->rawsz);
+		snprintf(target, size, "commits/%s", hex);
+	} else {
+		ret = -ENOENT;
+	}
+	odb_refs_put(fs->odb);
+	return ret;
+}
+
+/* HEAD: 'R' "HEAD" NUL target; absent when it points nowhere. */
+size_t
+head_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	char target[4096 + 64];
+
+	(void)dir;
+	if (head_target(fs, target, sizeof(target)) < 0)
+		return 0;
+	return ref_key(key, name, target);
+}
+
+/* The HEAD link whose key head_key() made: its target is in the key. */
+int
+head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	const unsigned char *nul = memchr(key, '\0', klen);
+	char target[KEY_MAX];
+	struct node *n;
+
+	(void)fs;
+	(void)dir;
+	(void)f;
+	assert(nul);
+	memcpy(target, nul + 1, klen - (size_t)(nul + 1 - key));
+	target[klen - (size_t)(nul + 1 - key)] = '\0';
+	if ((n = new_link(key, klen, target, NODE_TIME_REPO)))
+		n->moving = true;
+	return intern(n, out);
+}
+
+/*
+ * A child of a refs directory: a ref is a link, a name some refs are under
+ * a directory, as refs_list() tells them apart.
+ */
+static int
+refs_find_child(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	unsigned char id[OID_RAWSZ_MAX];
+	char path[KEY_MAX], under[KEY_MAX + 1];
+	const struct refs *refs;
+	long i;
+	bool isdir = false;
+
+	if (!child_path(dir, name, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	snprintf(under, sizeof(under), "%s/", path);
+	refs = odb_refs_get(fs->odb);
+	if ((i = refs_find(refs, path)) >= 0)
+		memcpy(id, refs_id(refs, (size_t)i), fs->rawsz);
+	else
+		isdir = refs_first_under(refs, under) >= 0;
+	odb_refs_put(fs->odb);
+	if (i >= 0)
+		return ref_link(fs, path, id, out);
+	if (!isdir)
+		return -ENOENT;
+	return intern(new_dir(NODE_REFDIR, path, NODE_TIME_REPO), out);
+}
+
+/* The children of refs directory dir: next components of refs under it. */
+static int
+refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
+{
+	const struct refs *refs = odb_refs_get(fs->odb);
+	size_t plen = strlen(dir->path), nleaf = 0, leaf_alloc = 0;
+	struct leaf { char *name; unsigned char id[OID_RAWSZ_MAX]; } *leaf = NULL;
+	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
+	char *prefix, last[4096] = "", target[4096 + 64], path[KEY_MAX];
+	enum obj_type type;
+	long i, first;
+	int ret = 0;
+
+	if (asprintf(&prefix, "%s/", dir->path) < 0) {
+		odb_refs_put(fs->odb);
+		return -ENOMEM;
+	}
+	first = refs_first_under(refs, prefix);
+	for (i = first; ret == 0 && i >= 0 && (size_t)i < refs_count(refs) &&
+	    !strncmp(refs_name(refs, (size_t)i), prefix, plen + 1); i++) {
+		const char *rest = refs_name(refs, (size_t)i) + plen + 1;
+		size_t clen = strcspn(rest, "/");
+		char comp[4096];
+
+		if (clen >= sizeof(comp))
+			continue;
+		memcpy(comp, rest, clen);
+		comp[clen] = '\0';
+		if (!strcmp(comp, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", comp);
+		if (rest[clen] == '/') {
+			child_path(dir, comp, path, sizeof(path));
+			ret = add_rec(l, comp, true, S_IFDIR, node_ino(key,
+			    view_dir_key(key, path)));
+			continue;
+		}
+		/* A ref: its target needs the object store, outside RCU. */
+		ret = add_rec(l, comp, true, S_IFLNK, 0);
+		if (ret == 0 && nleaf == leaf_alloc) {
+			struct leaf *grown;
+
+			leaf_alloc = leaf_alloc ? 2 * leaf_alloc : 16;
+			if ((grown = realloc(leaf, leaf_alloc * sizeof(*leaf))))
+				leaf = grown;
+			else
+				ret = -ENOMEM;
+		}
+		if (ret == 0 && !(leaf[nleaf].name = strdup(refs_name(refs,
+		    (size_t)i))))
+			ret = -ENOMEM;
+		if (ret == 0)
+			memcpy(leaf[nleaf++].id, refs_id(refs, (size_t)i),
+			    fs->rawsz);
+	}
+	odb_refs_put(fs->odb);
+	for (size_t k = 0, r = 0; k < nleaf; k++) {
+		while (l->v[r].type != S_IFLNK)
+			r++;
+		if (ret == 0) {
+			ref_target(fs, leaf[k].name, leaf[k].id, target,
+			    sizeof(target), peeled, &type);
+			l->v[r++].ino = node_ino(key, ref_key(key,
+			    leaf[k].name, target));
+		}
+		free(leaf[k].name);
+	}
+	free(leaf);
+	free(prefix);
+	return ret;
+}
+
+/* refs/ and below: refs come and go, so nothing of them is cached. */
+const struct view_kind view_refs_kind = {
+	.mode = NODE_MODE_DIR,
+	.moving = true,
+	.negative = 0,
+	.find = refs_find_child,
+	.list = refs_list,
+};

@@ -1,0 +1,212 @@
+/*
+ * test_view: the listing of every kind of directory against its lookups,
+ * without mounting. For each name a directory lists, view_lookup() of it
+ * must give a node with the inode number and type the listing gave: a
+ * backup tool that compares readdir's d_ino with stat's st_ino, or find
+ * trusting d_type, sees one file system. The repository is made by git:
+ * two commits whose tree holds a file, an executable, a symlink, a
+ * subdirectory and a gitlink; branches, an annotated and a light tag, a
+ * tag of a tree. The walk starts at the root and goes into every listed
+ * directory, then into commits/<id> and trees/<id>, which their parents
+ * do not list; it checks that it met every kind of directory.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "odbfs.h"
+#include "unit.h"
+#include "view.h"
+
+static const char setup[] =
+	"set -e; cd \"$0\"; exec >/dev/null 2>&1\n"
+	"export GIT_AUTHOR_NAME=A GIT_AUTHOR_EMAIL=a@e GIT_COMMITTER_NAME=C\n"
+	"export GIT_COMMITTER_EMAIL=c@e GIT_CONFIG_NOSYSTEM=1 HOME=\"$0\"\n"
+	"export GIT_AUTHOR_DATE='1700000000 +0000'\n"
+	"export GIT_COMMITTER_DATE='1700000001 +0000'\n"
+	"git init -q -b main repo; cd repo\n"
+	"printf 'a\\n' >file; printf '#!/bin/sh\\n' >exec; chmod +x exec\n"
+	"ln -s file link; mkdir sub; printf 'b\\n' >sub/f\n"
+	"git add .; git commit -qm one\n"
+	"git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),mod\n"
+	"printf 'c\\n' >>file; git add file; git commit -qm two\n"
+	"git branch side HEAD~1; git branch topic/deep/x HEAD\n"
+	"git tag -a -m t v1; git tag light HEAD~1\n"
+	"git tag treetag HEAD^{tree}\n"
+	"git rev-parse HEAD >../head; git rev-parse HEAD^{tree} >../tree\n"
+	"git rev-parse HEAD~1 >../root\n";
+
+/* Kinds of directory the walk met. */
+static bool seen[NODE_STATS + 1];
+
+static bool
+id_of(const char *dir, const char *name, char *hex)
+{
+	char path[512];
+	FILE *f;
+	bool ok = false;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "r"))) {
+		ok = fgets(hex, OID_HEXSZ_MAX + 2, f) != NULL;
+		fclose(f);
+	}
+	hex[strcspn(hex, "\n")] = 0;
+	return ok;
+}
+
+static void
+release(struct node *n)
+{
+	if (n != node_root())
+		node_forget(node_nodeid(n), 1);
+}
+
+/*
+ * Every entry of dir (at path) looked up: its inode number and type are
+ * the listing's. Then the same for each directory among them.
+ */
+static void
+walk(struct odbfs *fs, struct node *dir, const char *path)
+{
+	struct dirlist *l;
+	size_t same = 0, count;
+
+	seen[dir->kind] = true;
+	if (!check_int(view_list(fs, dir, &l), 0, "%s lists", path))
+		return;
+	count = dirlist_count(l);
+	for (size_t i = 0; i < count; i++) {
+		char buf[OID_HEXSZ_MAX + 1], sub[4096];
+		const char *name;
+		struct node *n;
+		uint64_t ino;
+		mode_t type;
+		int ret;
+
+		name = dirlist_entry(l, i, buf, &type, &ino);
+		snprintf(sub, sizeof(sub), "%s/%s", path, name);
+		if ((ret = view_lookup(fs, dir, name, &n)) < 0) {
+			check_int(ret, 0, "%s: listed, and looked up", sub);
+			continue;
+		}
+		if (check_u64(n->ino, ino, "%s: the lookup's inode number "
+		    "is the listing's", sub) & check_int(n->mode & S_IFMT,
+		    type, "%s: the lookup's type is the listing's", sub))
+			same++;
+		if (S_ISDIR(n->mode))
+			walk(fs, n, sub);
+		else
+			seen[n->kind] = true;
+		release(n);
+	}
+	dirlist_free(l);
+	diag("%s: %zu of %zu entries agree", path, same, count);
+}
+
+/* dir/name looked up (a directory no listing gives), then walked. */
+static void
+walk_named(struct odbfs *fs, struct node *dir, const char *name,
+    const char *path)
+{
+	struct node *n;
+
+	if (check_int(view_lookup(fs, dir, name, &n), 0, "%s looked up",
+	    path)) {
+		walk(fs, n, path);
+		release(n);
+	}
+}
+
+static void
+walk_repo(struct odbfs *fs, const char *dir)
+{
+	static const enum node_kind dirs[] = { NODE_ROOT, NODE_OBJECTS,
+	    NODE_FANOUT, NODE_COMMITS, NODE_TREES, NODE_REFDIR, NODE_COMMIT,
+	    NODE_TREE, NODE_GITLINK, NODE_META };
+	static const enum node_kind files[] = { NODE_OBJECT, NODE_BLOB,
+	    NODE_DATA, NODE_SLICE, NODE_SYMLINK, NODE_STATS };
+	char head[OID_HEXSZ_MAX + 2], tree[OID_HEXSZ_MAX + 2], path[256];
+	struct node *commits, *trees;
+
+	walk(fs, node_root(), "");
+	if (!check(id_of(dir, "head", head) && id_of(dir, "tree", tree),
+	    "git said the ids"))
+		return;
+	if (check_int(view_lookup(fs, node_root(), "commits", &commits), 0,
+	    "commits/ looked up")) {
+		snprintf(path, sizeof(path), "/commits/%s", head);
+		walk_named(fs, commits, head, path);
+		if (id_of(dir, "root", head)) {
+			snprintf(path, sizeof(path), "/commits/%s", head);
+			walk_named(fs, commits, head, path);
+		}
+		release(commits);
+	}
+	if (check_int(view_lookup(fs, node_root(), "trees", &trees), 0,
+	    "trees/ looked up")) {
+		snprintf(path, sizeof(path), "/trees/%s", tree);
+		walk_named(fs, trees, tree, path);
+		release(trees);
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		check(seen[dirs[i]], "directories of kind %d were walked",
+		    dirs[i]);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		check(seen[files[i]], "nodes of kind %d were met", files[i]);
+}
+
+/* With -o nometa, .odbfs is neither listed nor found. */
+static void
+nometa(struct odbfs *fs)
+{
+	struct dirlist *l;
+	struct node *n;
+	bool listed = false;
+
+	fs->nometa = true;
+	if (check_int(view_list(fs, node_root(), &l), 0, "nometa: lists")) {
+		for (size_t i = 0; i < dirlist_count(l); i++) {
+			char buf[OID_HEXSZ_MAX + 1];
+			mode_t type;
+			uint64_t ino;
+
+			listed |= !strcmp(dirlist_entry(l, i, buf, &type,
+			    &ino), ".odbfs");
+		}
+		dirlist_free(l);
+	}
+	check(!listed, "nometa: .odbfs is not listed");
+	check_int(view_lookup(fs, node_root(), ".odbfs", &n), -ENOENT,
+	    "nometa: .odbfs is not found");
+	fs->nometa = false;
+}
+
+void
+test_view(void)
+{
+	char dir[] = "/tmp/odbfs-unit.XXXXXX", path[256];
+	struct odbfs fs = { .negative_timeout = 1.0 };
+	const char *why;
+	size_t nodes, cells;
+
+	if (!mkdtemp(dir) || !check_int(unit_sh(setup, dir), 0,
+	    "git made a repository with every kind of entry"))
+		return;
+	snprintf(path, sizeof(path), "%s/repo", dir);
+	node_init();
+	if (check_int(odb_open(path, &fs.odb, &why), 0,
+	    "the repository opens")) {
+		fs.rawsz = odb_rawsz(fs.odb);
+		walk_repo(&fs, dir);
+		nometa(&fs);
+		node_count(&nodes, &cells);
+		check_u64(nodes, 0, "every node looked up was forgotten");
+		odb_close(fs.odb);
+	}
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	if (system(path) != 0)
+		diag("could not remove %s", dir);
+}
