@@ -12,6 +12,7 @@
  *                            table vanished or tables.list changed meanwhile
  *       reftable_parse()     header, footer and its CRC, ref blocks in
  *                            file order, then the ref index against them
+ *                            (read_top_index(), read_index() below it)
  *     merge()                newest table's record of each name wins
  *     build()                deletions dropped, symbolic refs resolved
  *
@@ -406,8 +407,15 @@ read_index(struct parser *p, size_t pos, unsigned depth)
 		child = (size_t)cpos;
 		if (p->buf[child + (child ? 0 : p->hsz)] ==
 		    REFTABLE_BLOCK_INDEX && child) {
+			/* Its key is the last of the blocks below it. */
 			if ((ret = read_index(p, child, depth + 1)) < 0)
 				break;
+			if (strcmp(p->t->v[p->blocks[p->leaves - 1].last].name,
+			    it.key)) {
+				ret = bad(p, rec, "ref index key %s is not the "
+				    "last of index block %zu", it.key, child);
+				break;
+			}
 			continue;
 		}
 		leaf = p->leaves < p->nblocks ? &p->blocks[p->leaves] : NULL;
@@ -425,6 +433,33 @@ read_index(struct parser *p, size_t pos, unsigned depth)
 	}
 	free(it.key);
 	return ret;
+}
+
+/*
+ * The top level of the ref index: the index blocks that follow one
+ * another from ref_index_position (git writes up to three before it
+ * makes another level above them), up to the next section.
+ */
+static int
+read_top_index(struct parser *p, size_t pos)
+{
+	size_t end = p->len - p->fsz;
+	int ret;
+
+	do {
+		size_t blen, next;
+
+		if ((ret = read_index(p, pos, 0)) < 0)
+			return ret;
+		/* As between ref blocks: past any padding. */
+		blen = be24(p->buf + pos + 1);
+		next = pos + blen;
+		if (p->block_size && blen < p->block_size && next < end &&
+		    p->buf[next] == 0)
+			next = pos + p->block_size;
+		pos = next;
+	} while (pos < end && p->buf[pos] == REFTABLE_BLOCK_INDEX);
+	return 0;
 }
 
 void
@@ -494,7 +529,7 @@ reftable_parse(const unsigned char *buf, size_t len, size_t rawsz,
 			end = (size_t)pos[i];
 	}
 	if ((ret = read_refs(&p, end)) == 0 && pos[0]) {
-		ret = read_index(&p, (size_t)pos[0], 0);
+		ret = read_top_index(&p, (size_t)pos[0]);
 		if (ret == 0 && p.leaves != p.nblocks)
 			ret = bad(&p, (size_t)pos[0], "ref index names %zu of "
 			    "%zu ref blocks", p.leaves, p.nblocks);
