@@ -8,6 +8,9 @@
  * A loose ref overrides a packed one of the same name. Symbolic refs are
  * resolved (up to REFS_MAX_SYMREF_DEPTH). Names that git's
  * check-ref-format would refuse are left out and logged.
+ *
+ * A repository of the reftable backend (repo->reftable) is read by
+ * reftable.c into the same list: refs_load() hands it over.
  */
 #ifndef ODBFS_REFS_H
 #define ODBFS_REFS_H

@@ -50,7 +50,7 @@ put(const char *rel, const void *buf, size_t len)
 static void
 cleanup(void)
 {
-	static const char *const paths[] = { "reftable/" TABLE,
+	static const char *const paths[] = { ("reftable/" TABLE),
 	    "reftable/tables.list", "reftable", "" };
 	char path[sizeof(dir) + 64];
 
