@@ -1,7 +1,9 @@
 /*
  * refs: reading references. Called by odb.c when the repository is opened
- * and whenever the watcher sees refs, packed-refs or HEAD change; the
- * result is published like a snapshot. Never on a lookup path.
+ * and whenever the watcher sees refs, packed-refs, HEAD or
+ * reftable/tables.list change; the result is published like a snapshot.
+ * Never on a lookup path. A repository of the reftable backend is read by
+ * reftable.c into the same list.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -14,6 +16,7 @@
 #include "odbstore/log.h"
 #include "map.h"
 #include "refs.h"
+#include "reftable.h"
 
 /*
  * Loads that may begin again because packed-refs changed under them: git
@@ -403,6 +406,8 @@ int
 refs_load(const struct repo *repo, const struct refs *prev,
     struct refs **out)
 {
+	if (repo->reftable)
+		return reftable_load(repo, prev, out);
 	for (int pass = 1;; pass++) {
 		struct fileid before = packed_id(repo), after;
 		int ret = load(repo, prev, out);

@@ -9,6 +9,9 @@
  * resolved (up to REFS_MAX_SYMREF_DEPTH). Names that git's
  * check-ref-format would refuse are left out and logged.
  *
+ * A repository of the reftable backend (repo->reftable) is read by
+ * reftable.c into the same list: refs_load() hands it over.
+ *
  * What readers of the list call is public (odbstore/refs.h); loading it
  * is the store's.
  */

@@ -590,8 +590,9 @@ static const char *const extensions_v0[] = {
 
 /*
  * Extensions of format version 1 (git 2.55's list), all harmless to a
- * reader of objects but reftable. compatObjectFormat keeps a map to ids in
- * a second format; the objects are in the first, all that is served.
+ * reader of objects (reftable is read by reftable.c). compatObjectFormat
+ * keeps a map to ids in a second format; the objects are in the first,
+ * all that is served.
  * relativeWorktrees and submodulePathConfig say how paths are written,
  * which discovery reads as it finds them.
  */
@@ -658,7 +659,7 @@ format_var(void *ctx, const char *key, const char *value)
 /*
  * The object format, from config: refuse what git refuses (a format
  * version above 1, an extension it does not know in version 1, one of
- * version 1 in version 0) and what odbfs cannot read (reftable).
+ * version 1 in version 0).
  */
 static int
 read_format(struct repo *repo, const char **why)
@@ -706,12 +707,11 @@ read_format(struct repo *repo, const char **why)
 	else if (f.version == 0 && f.nv1_only)
 		bad = because("repo version is 0, but v1-only extension%s "
 		    "found: %s", f.nv1_only > 1 ? "s" : "", f.v1_only);
-	else if (f.reftable)
-		bad = "extensions.refStorage=reftable is not supported";
 	if (bad) {
 		*why = bad;
 		return -EINVAL;
 	}
+	repo->reftable = f.reftable;
 	if (f.sha256) {
 		repo->format = "sha256";
 		repo->rawsz = OID_RAWSZ_SHA256;

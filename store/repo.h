@@ -11,6 +11,7 @@
 #define ODBFS_REPO_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "odbstore/repo.h"
@@ -30,6 +31,7 @@ struct repo {
 	char *commondir;	/* where refs, config and objects live */
 	const char *format;	/* "sha1" or "sha256" */
 	size_t rawsz;		/* 20 or 32 */
+	bool reftable;		/* extensions.refStorage=reftable */
 	char **objdirs;		/* absolute paths; [0] is commondir/objects */
 	size_t nobjdirs;
 };

@@ -6,7 +6,9 @@
  *     poll(inotify, stop)         blocks: no timeout
  *     collect()                   every queued event, then those that
  *                                 arrive while it reads (non-blocking)
- *       on_event()                -> snapshot_change
+ *       on_event()                -> snapshot_change, or refs to read
+ *                                 (loose refs, packed-refs, HEAD,
+ *                                 reftable/tables.list)
  *     odb_update()                publish one snapshot for the batch
  *     published()                 the daemon invalidates kernel caches
  */
@@ -32,6 +34,7 @@
 
 enum wkind {
 	W_NONE, W_OBJDIR, W_FANOUT, W_PACKDIR, W_INFO, W_GITDIR, W_REFS,
+	W_REFTABLE,	/* a reftable/ directory: tables.list */
 	W_STALE,	/* during setup(): not yet watched again */
 };
 
@@ -186,6 +189,25 @@ watch_refs(struct watch *w, const char *path, unsigned depth)
 	closedir(d);
 }
 
+/*
+ * Watch the reftable/ directories (the common one, and a linked
+ * worktree's own): git renames tables.list.lock over tables.list for
+ * every change. No such directory (the files backend) is no watch.
+ */
+static int
+watch_reftable(struct watch *w)
+{
+	char path[4096];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/reftable", w->repo->commondir);
+	if ((ret = add_watch(w, path, REFS_MASK, W_REFTABLE, 0, 0)) < 0 ||
+	    !strcmp(w->repo->gitdir, w->repo->commondir))
+		return ret;
+	snprintf(path, sizeof(path), "%s/reftable", w->repo->gitdir);
+	return add_watch(w, path, REFS_MASK, W_REFTABLE, 0, 0);
+}
+
 /* (Re)create every watch for the current object directories. */
 static int
 setup(struct watch *w)
@@ -230,6 +252,8 @@ setup(struct watch *w)
 		return ret;
 	snprintf(path, sizeof(path), "%s/refs", w->repo->commondir);
 	watch_refs(w, path, 0);
+	if ((ret = watch_reftable(w)) < 0)
+		return ret;
 	w->refs = true;
 	for (size_t i = 0; i < w->nwds; i++)
 		if (w->wds[i].kind == W_STALE) {
@@ -309,6 +333,19 @@ on_event(struct watch *w, const struct inotify_event *ev)
 	case W_GITDIR:
 		if (!strcmp(ev->name, "HEAD") || !strcmp(ev->name,
 		    "packed-refs"))
+			w->refs = true;
+		/* reftable/ made or replaced: watch the new one. */
+		if (!strcmp(ev->name, "reftable")) {
+			int ret = watch_reftable(w);
+
+			if (ret < 0)
+				log_msg(LOGL_ERROR, "watching %s/reftable: %s",
+				    w->repo->commondir, strerror(-ret));
+			w->refs = true;
+		}
+		break;
+	case W_REFTABLE:
+		if (!strcmp(ev->name, "tables.list"))
 			w->refs = true;
 		break;
 	case W_REFS:

@@ -264,9 +264,14 @@ both_refuse() {
 	refused_with "$cfg: larger than 16 MiB"
 }
 
-@test "extensions: reftable is refused, for now, with a reason" {
+@test "extensions: refStorage=reftable is mounted, refs read from reftable/ only" {
+	# As git 2.55 reads it: no reftable/tables.list, no refs, no HEAD
+	# (tests/reftable.bats tests real tables).
 	set_format 1 refStorage reftable
-	refused_with "extensions.refStorage=reftable is not supported"
+	mount_odbfs "$REPO" "$MNT"
+	[ -z "$(ls "$MNT/refs")" ]
+	[ ! -e "$MNT/HEAD" ] && [ ! -L "$MNT/HEAD" ]
+	check_mount_objects "$PRISTINE" "$MNT"
 }
 
 @test "extensions: what git accepts in v0 and v1 is mounted, objects as git has them" {

@@ -5,7 +5,8 @@
 # pack indexes of version 2, 1 and 2 with 64-bit offsets; whole packs with
 # OFS_DELTA and REF_DELTA entries; deltas cut from a pack with their bases;
 # loose object files; tree, commit and tag payloads from git cat-file; a
-# packed-refs file. Hostile inputs are made by hand below, each named for
+# packed-refs file; the reftables of tests/fixtures/reftable (made by git
+# 2.55, which Debian's git cannot write). Hostile inputs are made by hand below, each named for
 # what is wrong with it; the delta ones follow tests/unit/test_delta.c.
 # seedtool.c (zlib only) inflates pack entries and deflates hand-made loose
 # objects. Seeds keep their names from run to run and are overwritten;
@@ -30,7 +31,7 @@ git config --global pack.threads 1
 git config --global gc.auto 0
 git config --global tag.gpgSign false
 
-for t in idx pack delta loose tree commit refs; do
+for t in idx pack delta loose tree commit refs reftable; do
 	mkdir -p "$corpus/$t"
 done
 
@@ -405,6 +406,36 @@ c bad-tag-no-type.tag "object $h40\ntag x\n"
     put refs bad-nul-inside
 printf 'refs/heads/main\nrefs/heads/feature/x\nHEAD\nrefs/tags/v1.0\n' |
     put refs names
+
+# --- reftables, real and hostile -----------------------------------------------
+
+# Each table of the fixtures, by its place in the stack: sha1 tables are of
+# version 1, sha256 ones of version 2. The big one (300 branches) has many
+# ref blocks, a ref index, obj and log blocks.
+for fx in sha1 sha256; do
+	tar -xzf "$fz/../fixtures/reftable/$fx.tar.gz" -C "$tmp"
+	i=0
+	while read -r table; do
+		i=$((i + 1))
+		put reftable "$fx-table-$i" <"$tmp/$fx.git/reftable/$table"
+	done <"$tmp/$fx.git/reftable/tables.list"
+done
+big=$corpus/reftable/sha1-table-2
+len=$(($(od -An -tu1 -j 25 -N 1 "$big") * 65536 +
+    $(od -An -tu1 -j 26 -N 1 "$big") * 256 + $(od -An -tu1 -j 27 -N 1 "$big")))
+# damage NAME OFFSET BYTES: the big table with BYTES (printf escapes) at OFFSET.
+damage() {
+	cp "$big" "$corpus/reftable/$1"
+	printf "$3" | dd of="$corpus/reftable/$1" bs=1 seek="$2" conv=notrunc \
+	    status=none
+}
+head -c 5000 "$big" | put reftable bad-truncated
+damage bad-prefix-too-long 28 '\x09'
+damage bad-block-len-past-file 25 '\xff\xff\x00'
+damage bad-restart-count-zero $((len - 2)) '\x00\x00'
+damage bad-restart-out-of-range $((len - 5)) '\xff\xff\xff'
+damage bad-value-type 29 '\x0f'
+damage bad-block-type 24 'x'
 
 # --- sizes -------------------------------------------------------------------
 

@@ -1,0 +1,370 @@
+#!/usr/bin/env bats
+# The reftable reference backend (store/reftable.c): refs/ and HEAD of a
+# reftable repository are what git for-each-ref and git symbolic-ref say,
+# for sha1 and sha256, live while git changes them; a damaged table costs
+# its own refs and one log line, never the daemon.
+#
+# Debian's git (2.39) cannot read or write reftable. The fixtures in
+# tests/fixtures/reftable/ were made by git 2.55 (make.sh there), with what
+# git said of them then; where a git 2.55 is found (first on PATH, or the
+# one in ../shared/tools), it is asked again, and the live tests run.
+
+load lib
+
+GIT255_TAR=$TOP/../shared/tools/git-2.55.0-debian12-amd64.tar.xz
+FIXTURES=$TOP/tests/fixtures/reftable
+
+setup_file() {
+	local d=$BATS_FILE_TMPDIR/git255
+	GIT255=
+	if git version | grep -qE 'git version (2\.(5[5-9]|[6-9][0-9])|[3-9]\.)'; then
+		GIT255=$(dirname "$(command -v git)")
+	elif [ -f "$GIT255_TAR" ] && mkdir -p "$d" &&
+	    tar -xJf "$GIT255_TAR" -C "$d" 2>/dev/null; then
+		GIT255=$d/bin
+	fi
+	export GIT255
+}
+
+setup() {
+	MNT=$BATS_TEST_TMPDIR/mnt
+	mkdir -p "$MNT"
+}
+
+teardown() {
+	[ -n "${LOOP_PID:-}" ] && kill "$LOOP_PID" 2>/dev/null
+	unmount_odbfs "$MNT"
+}
+
+# g55 ARGS...: git 2.55.
+g55() {
+	PATH=$GIT255:$PATH git "$@"
+}
+
+# need_git255: skip the test, saying why, where no git 2.55 is found.
+need_git255() {
+	[ -n "$GIT255" ] ||
+		skip "no git 2.55 (../shared/tools): live reftable test skipped"
+}
+
+# fixture NAME: unpack tests/fixtures/reftable/NAME.tar.gz; sets REPO.
+fixture() {
+	tar -xzf "$FIXTURES/$1.tar.gz" -C "$BATS_TEST_TMPDIR"
+	REPO=$BATS_TEST_TMPDIR/$1.git
+}
+
+# mount_list MNT: "refname peeled-id" for every ref the mount shows.
+mount_list() {
+	(cd "$1" && find refs -type l -printf '%p %l\n' | sed 's| .*/| |' |
+		LC_ALL=C sort)
+}
+
+# git_list REPO: the same, as git 2.55 says it.
+git_list() {
+	g55 -C "$1" for-each-ref --format='%(refname)' | LC_ALL=C sort \
+		>"$BATS_TEST_TMPDIR/names"
+	sed 's/$/^{}/' "$BATS_TEST_TMPDIR/names" |
+		g55 -C "$1" cat-file --batch-check='%(objectname)' |
+		paste -d' ' "$BATS_TEST_TMPDIR/names" -
+}
+
+# same_refs REPO MNT: the mount's refs/ and HEAD are git 2.55's.
+same_refs() {
+	diff <(git_list "$1") <(mount_list "$2") >&2 || return 1
+	[ "$(readlink "$2/HEAD")" = "$(g55 -C "$1" symbolic-ref HEAD)" ]
+}
+
+# refs_settle REPO MNT: same_refs within a second.
+refs_settle() {
+	within_a_second same_refs "$@"
+}
+
+# check_fixture NAME: the mount of fixture NAME shows what git showed.
+check_fixture() {
+	fixture "$1"
+	mount_odbfs "$REPO" "$MNT"
+	diff "$FIXTURES/$1.refs" <(mount_list "$MNT")
+	[ "$(readlink "$MNT/HEAD")" = "$(cat "$FIXTURES/$1.head")" ]
+	[ ! -s "$MNT.log" ]
+	if [ -n "$GIT255" ]; then
+		same_refs "$REPO" "$MNT"
+		PATH=$GIT255:$PATH check_mount_objects "$REPO" "$MNT"
+	fi
+}
+
+@test "sha1 fixture: refs/ and HEAD as git 2.55 shows them" {
+	check_fixture sha1
+	[ "$(cat "$MNT/.odbfs/format")" = sha1 ]
+	# Spelled out: a tag of a tag and a tag of a tree peel all the way,
+	# a symbolic ref resolves, deleted refs are gone.
+	link_is "$MNT/refs/tags/v1-again" "../../commits/$(awk \
+		'$1 == "refs/tags/v1" { print $2 }' "$FIXTURES/sha1.refs")"
+	[[ $(readlink "$MNT/refs/tags/tree-tag") == ../../trees/* ]]
+	[ "$(readlink "$MNT/refs/heads/alias")" = \
+		"$(readlink "$MNT/refs/heads/main")" ]
+	[ ! -e "$MNT/refs/heads/branch/5" ] && [ ! -e "$MNT/refs/tags/light" ]
+	[ -L "$MNT/refs/heads/branch/300" ]
+}
+
+@test "sha256 fixture: refs/ and HEAD as git 2.55 shows them" {
+	check_fixture sha256
+	[ "$(cat "$MNT/.odbfs/format")" = sha256 ]
+	[ "$(readlink "$MNT/HEAD")" = refs/heads/other ]
+}
+
+@test "a new reftable repository, sha1 and sha256, and one git refs migrate made" {
+	need_git255
+	for format in sha1 sha256; do
+		REPO=$BATS_TEST_TMPDIR/$format
+		g55 init -q -b main --ref-format=reftable --object-format=$format "$REPO"
+		add_commits_g55 "$REPO"
+		mount_odbfs "$REPO" "$MNT"
+		same_refs "$REPO" "$MNT"
+		[ ! -s "$MNT.log" ]
+		unmount_odbfs "$MNT"
+	done
+	REPO=$BATS_TEST_TMPDIR/migrated
+	g55 init -q -b main "$REPO"
+	add_commits_g55 "$REPO"
+	g55 -C "$REPO" pack-refs --all
+	g55 -C "$REPO" branch -q loose
+	g55 -C "$REPO" refs migrate --ref-format=reftable
+	mount_odbfs "$REPO" "$MNT"
+	same_refs "$REPO" "$MNT"
+	[ -L "$MNT/refs/heads/loose" ]
+}
+
+# add_commits_g55 REPO: three commits, a branch, an annotated tag.
+add_commits_g55() {
+	local i
+	for i in 1 2 3; do
+		echo "$i" >"$1/f$i"
+		g55 -C "$1" add "f$i"
+		g55 -C "$1" commit -q -m "c$i"
+	done
+	g55 -C "$1" branch -q side HEAD~1
+	g55 -C "$1" tag -a -m t t1 HEAD~2
+}
+
+@test "live: refs created, moved, deleted with git 2.55 show within a second" {
+	need_git255
+	REPO=$BATS_TEST_TMPDIR/live
+	g55 init -q -b main --ref-format=reftable "$REPO"
+	add_commits_g55 "$REPO"
+	mount_odbfs "$REPO" "$MNT"
+	same_refs "$REPO" "$MNT"
+	g55 -C "$REPO" branch -q new
+	refs_settle "$REPO" "$MNT"
+	[ -L "$MNT/refs/heads/new" ]
+	g55 -C "$REPO" update-ref refs/heads/new HEAD~2
+	refs_settle "$REPO" "$MNT"
+	g55 -C "$REPO" branch -q -D side
+	refs_settle "$REPO" "$MNT"
+	[ ! -e "$MNT/refs/heads/side" ]
+	g55 -C "$REPO" tag -a -m t2 t2
+	g55 -C "$REPO" symbolic-ref HEAD refs/heads/new
+	refs_settle "$REPO" "$MNT"
+	[ "$(readlink "$MNT/HEAD")" = refs/heads/new ]
+	g55 -C "$REPO" checkout -q --detach HEAD
+	within_a_second test "$(readlink "$MNT/HEAD" 2>/dev/null)" = \
+		"commits/$(g55 -C "$REPO" rev-parse HEAD)"
+	[ ! -s "$MNT.log" ]
+}
+
+@test "live: pack-refs and auto-compaction change nothing a reader sees" {
+	need_git255
+	local i bad
+	REPO=$BATS_TEST_TMPDIR/compact
+	g55 init -q -b main --ref-format=reftable "$REPO"
+	add_commits_g55 "$REPO"
+	for i in $(seq 1 200); do
+		echo "create refs/heads/many/$i HEAD"
+	done | g55 -C "$REPO" update-ref --stdin
+	mount_odbfs "$REPO" "$MNT"
+	same_refs "$REPO" "$MNT"
+	# A reader that must always find main and many/100, and HEAD.
+	: >"$BATS_TEST_TMPDIR/bad"
+	while :; do
+		[ -L "$MNT/refs/heads/main" ] && [ -L "$MNT/refs/heads/many/100" ] &&
+			[ "$(readlink "$MNT/HEAD")" = refs/heads/main ] ||
+			echo "a reader missed a ref" >>"$BATS_TEST_TMPDIR/bad"
+	done 3>&- &
+	LOOP_PID=$!
+	# One table per transaction, compacted as git goes (auto), then all.
+	for i in $(seq 1 60); do
+		g55 -C "$REPO" update-ref "refs/heads/many/$((i % 7))" HEAD~$((i % 3))
+	done
+	g55 -C "$REPO" pack-refs --all
+	for i in $(seq 1 20); do
+		g55 -C "$REPO" update-ref "refs/tags/x$i" HEAD
+		g55 -C "$REPO" pack-refs
+	done
+	refs_settle "$REPO" "$MNT"
+	kill "$LOOP_PID"
+	wait "$LOOP_PID" 2>/dev/null || :
+	LOOP_PID=
+	bad=$(wc -l <"$BATS_TEST_TMPDIR/bad")
+	[ "$bad" -eq 0 ]
+	[ "$(wc -l <"$REPO/.git/reftable/tables.list")" -le 3 ]
+	[ ! -s "$MNT.log" ]
+}
+
+@test "live: a ref index of several levels" {
+	need_git255
+	local i
+	REPO=$BATS_TEST_TMPDIR/big
+	g55 init -q -b main --ref-format=reftable "$REPO"
+	g55 -C "$REPO" config reftable.blockSize 256
+	add_commits_g55 "$REPO"
+	mount_odbfs "$REPO" "$MNT"
+	# Thousands of refs in blocks of 256 bytes: an index of indexes.
+	for i in $(seq 1 3000); do
+		echo "create refs/heads/level/$i HEAD~$((i % 3))"
+	done | g55 -C "$REPO" update-ref --stdin
+	refs_settle "$REPO" "$MNT"
+	[ "$(find "$MNT/refs/heads/level" -type l | wc -l)" -eq 3000 ]
+	[ ! -s "$MNT.log" ]
+}
+
+# --- damaged tables ------------------------------------------------------
+
+# TABLES: fixture sha1's tables, oldest first; BIG the one of 300 branches
+# (many ref blocks and a ref index).
+damaged_fixture() {
+	fixture sha1
+	mapfile -t TABLES <"$REPO/reftable/tables.list"
+	BIG=$REPO/reftable/${TABLES[1]}
+}
+
+# poke FILE OFFSET BYTE...: write bytes (decimal) at OFFSET in place.
+poke() {
+	local file=$1 off=$2 b
+	shift 2
+	for b in "$@"; do
+		printf "\\$(printf %03o "$b")" |
+			dd of="$file" bs=1 seek="$off" conv=notrunc status=none
+		off=$((off + 1))
+	done
+}
+
+# peek FILE OFFSET N: N bytes at OFFSET, big-endian, as a number.
+peek() {
+	local v=0 b
+	for b in $(od -An -tu1 -j "$2" -N "$3" "$1"); do
+		v=$((v * 256 + b))
+	done
+	echo "$v"
+}
+
+# without_big: the fixture's refs less those only the big table holds.
+big_gone() {
+	[ ! -e "$MNT/refs/heads/branch/1" ] && [ ! -e "$MNT/refs/heads/branch/300" ]
+	[ -L "$MNT/refs/heads/main" ] && [ -L "$MNT/refs/tags/v1" ]
+	[ -L "$MNT/refs/heads/branch/9" ]	# moved in a later table
+	[ "$(readlink "$MNT/HEAD")" = refs/heads/main ]
+	kill -0 "$ODBFS_PID"
+}
+
+# damage_logged WORDS...: exactly one line of the log names the big
+# table, and holds every WORD; the only other line the log may hold is
+# the consequence: refs/remotes/origin/HEAD names branch/7, which only
+# the big table holds.
+damage_logged() {
+	local line w
+	logged_once "${BIG##*/}"
+	line=$(grep -F "${BIG##*/}" "$MNT.log")
+	for w in "$@"; do
+		[[ $line == *"$w"* ]] || { echo "lacks '$w': $line" >&2; return 1; }
+	done
+	! grep -vF "${BIG##*/}" "$MNT.log" |
+		grep -v 'refs/remotes/origin/HEAD: dangling symbolic ref' >&2
+}
+
+# mount_damaged WORDS...: mount, the big table's refs gone, and one log
+# line naming the table and holding every WORD; still one after reloads.
+mount_damaged() {
+	mount_odbfs "$REPO" "$MNT"
+	big_gone
+	damage_logged "$@"
+	# Each reload (tables.list replaced) finds it again: said once.
+	cp "$REPO/reftable/tables.list" "$REPO/reftable/tables.list.lock"
+	mv "$REPO/reftable/tables.list.lock" "$REPO/reftable/tables.list"
+	sleep 0.2
+	big_gone
+	damage_logged "$@"
+}
+
+@test "damaged: a truncated table" {
+	damaged_fixture
+	truncate -s 5000 "$BIG"
+	mount_damaged "footer does not repeat the header"
+}
+
+@test "damaged: a restart offset out of range" {
+	local len count
+	damaged_fixture
+	len=$(peek "$BIG" 25 3)
+	count=$(peek "$BIG" $((len - 2)) 2)
+	poke "$BIG" $((len - 2 - 3 * count)) 255 255 255
+	mount_damaged "restart offset 16777215 out of range" "offset $((len - 2 - 3 * count))"
+}
+
+@test "damaged: a prefix length longer than the previous key" {
+	damaged_fixture
+	# The first record of the first block (after the 24-byte header and
+	# the block's 4) must have prefix 0.
+	poke "$BIG" 28 9
+	mount_damaged "prefix length 9 longer than the previous key (0)" "offset 28"
+}
+
+@test "damaged: a block size past the file" {
+	damaged_fixture
+	poke "$BIG" 25 255 255 0
+	mount_damaged "block length 16776960 past the end" "offset 25"
+}
+
+@test "damaged: a ref index entry naming the wrong block" {
+	local idx
+	damaged_fixture
+	# The footer (68 bytes from the end) says where the index is; its
+	# first record's block position follows the record's key.
+	idx=$(peek "$BIG" $(($(stat -c %s "$BIG") - 68 + 24)) 8)
+	[ "$(peek "$BIG" "$idx" 1)" -eq $(printf %d "'i") ]
+	# Its last key is the last key of the last block: make it another.
+	poke "$BIG" $((idx + 12)) $(printf %d "'R")
+	mount_damaged "ref index"
+}
+
+@test "damaged: update index ranges that disagree" {
+	damaged_fixture
+	# The big table listed last: its updates come before the others'.
+	{ printf '%s\n' "${TABLES[@]:0:1}" "${TABLES[@]:2}"; echo "${TABLES[1]}"; } \
+		>"$REPO/reftable/tables.list"
+	mount_odbfs "$REPO" "$MNT"
+	big_gone
+	damage_logged "do not follow the previous table's" "offset 8"
+}
+
+@test "damaged: tables.list names a missing table, a FIFO, a directory" {
+	damaged_fixture
+	rm "$BIG"
+	mount_damaged "No such file or directory"
+	unmount_odbfs "$MNT"
+	mkfifo "$BIG"
+	mount_damaged "not a regular file"
+	unmount_odbfs "$MNT"
+	rm "$BIG"
+	mkdir "$BIG"
+	mount_damaged "not a regular file"
+}
+
+@test "damaged: tables.list itself a FIFO: no refs, mounted, said once" {
+	damaged_fixture
+	rm "$REPO/reftable/tables.list"
+	mkfifo "$REPO/reftable/tables.list"
+	mount_odbfs "$REPO" "$MNT"
+	[ -z "$(ls "$MNT/refs")" ]
+	LOG_MARK=0
+	one_log_line "tables.list: not a regular file"
+	kill -0 "$ODBFS_PID"
+}
