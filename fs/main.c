@@ -40,6 +40,7 @@
 #include "odbstore/oid.h"
 #include "owner.h"
 #include "readers.h"
+#include "reflinks.h"
 #include "view.h"
 #include "odbstore/watch.h"
 
@@ -207,6 +208,7 @@ odbfs_published(void *arg)
 	char name[3];
 
 	miss_sweep(fs->rawsz, has_object, drop_negative, fs);
+	reflinks_published(fs);
 	for (unsigned b = 0; b < 256; b++) {
 		bool now = odb_has_prefix(fs->odb, b);
 
@@ -459,6 +461,7 @@ main(int argc, char **argv)
 	fs.umask = (mode_t)umask_bits;
 	fs.epoch = repo_epoch(fs.odb);
 	node_init();
+	reflinks_init(&fs);
 	for (unsigned b = 0; b < 256; b++)
 		fs.prefixes[b] = odb_has_prefix(fs.odb, b);
 
@@ -536,6 +539,7 @@ out_handlers:
 out:
 	if (se)
 		fuse_session_destroy(se);
+	reflinks_free();
 	odb_close(fs.odb);
 	free(opts.mountpoint);
 	free(conf.repo);

@@ -31,6 +31,7 @@
 #include "odbstore/log.h"
 #include "odbfs.h"
 #include "readers.h"
+#include "reflinks.h"
 #include "stats.h"
 #include "view.h"
 
@@ -139,17 +140,23 @@ reply_negative(fuse_req_t req, const struct node *dir)
 		fuse_reply_err(req, ENOENT);
 }
 
+/*
+ * Is what dir shows read from the refs (HEAD and refs/)? Then a lookup or
+ * listing in it holds reflinks' read lock from reading them to its reply.
+ */
+static bool
+shows_refs(const struct node *dir)
+{
+	return dir->kind == NODE_ROOT || dir->kind == NODE_REFDIR;
+}
+
 static void
-odbfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+lookup_reply(fuse_req_t req, struct node *dir, const char *name)
 {
 	struct odbfs *fs = fs_of(req);
-	union node_buf nb;
-	struct node *dir = node_get(parent, &nb), *n;
 	struct fuse_entry_param e;
-	int ret;
-
-	stats_add(STAT_LOOKUPS, 1);
-	ret = view_lookup(fs, dir, name, &n);
+	struct node *n;
+	int ret = view_lookup(fs, dir, name, &n);
 
 	if (ret == -ENOENT || ret == -ENOTUNIQ) {
 		reply_negative(req, dir);
@@ -162,6 +169,22 @@ odbfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	entry_of(fs, n, &e);
 	if (fuse_reply_entry(req, &e) != 0)
 		node_forget(e.ino, 1);
+}
+
+static void
+odbfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	union node_buf nb;
+	struct node *dir = node_get(parent, &nb);
+
+	stats_add(STAT_LOOKUPS, 1);
+	if (!shows_refs(dir)) {
+		lookup_reply(req, dir, name);
+		return;
+	}
+	reflinks_lookup_begin();
+	lookup_reply(req, dir, name);
+	reflinks_lookup_end();
 }
 
 static void
@@ -233,9 +256,12 @@ odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fs->ahead)
 		d->shown = ahead_list_new();
 	fi->fh = (uint64_t)(uintptr_t)d;
-	/* Listings under an id never change: the kernel may keep them. */
+	/*
+	 * Listings under an id never change: the kernel may keep them. Those
+	 * of objects/ and of the refs do.
+	 */
 	fi->cache_readdir = node_timeout(n) > 0 && n->kind != NODE_OBJECTS &&
-	    n->kind != NODE_FANOUT;
+	    n->kind != NODE_FANOUT && !shows_refs(n);
 	fi->keep_cache = fi->cache_readdir;
 	fuse_reply_open(req, fi);
 }
@@ -323,6 +349,15 @@ static void
 odbfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi)
 {
+	union node_buf nb;
+
+	/* Its entries are lookups: see odbfs_lookup(). */
+	if (shows_refs(node_get(ino, &nb))) {
+		reflinks_lookup_begin();
+		readdir_common(req, ino, size, off, fi, true);
+		reflinks_lookup_end();
+		return;
+	}
 	readdir_common(req, ino, size, off, fi, true);
 }
 

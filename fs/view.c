@@ -194,6 +194,7 @@ static const struct view_kind root_kind = {
 	.mode = NODE_MODE_DIR,
 	.negative = 0,
 	VIEW_FIXED_INIT(root_fixed),
+	.find = head_ancestor,
 };
 
 static const struct view_kind *const kinds[] = {

@@ -32,6 +32,12 @@ int view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 /* How long the kernel may cache a miss of a name in dir. */
 double view_negative_timeout(const struct odbfs *fs, const struct node *dir);
 
+/*
+ * Where HEAD points (its "ref: " target, or commits/<id> when detached),
+ * or -ENOENT if it is neither.
+ */
+int view_head_target(struct odbfs *fs, char *target, size_t size);
+
 struct dirlist;
 
 /* dir's entries, without "." and "..". */

@@ -156,6 +156,18 @@ bool is_abbrev(const struct odbfs *fs, const char *name);
 int abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
     enum obj_type want, struct node **out);
 
+/*
+ * view_commit.c: names with git's ancestry steps. view_rev_suffix() is
+ * where they start in name ("~2" of "main~2"), NULL if name has none or
+ * only them. view_ancestor() makes the link name in dir to the commit
+ * suffix names from base: up (what leads from dir to the root, "../...")
+ * then commits/<id>, moving if base can move (HEAD, a ref).
+ */
+const char *view_rev_suffix(const char *name);
+int view_ancestor(struct odbfs *fs, struct node *dir, const char *name,
+    const unsigned char *base, const char *suffix, const char *up,
+    bool moving, struct node **out);
+
 /* view_tree.c: a tree as a directory; ino 0 for its path's. */
 int tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
     int64_t time, uint64_t ino, struct node **out);
@@ -165,6 +177,8 @@ size_t head_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key);
 int head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out);
+int head_ancestor(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out);
 
 /* view_meta.c: whether the root has .odbfs/. */
 size_t meta_key(struct odbfs *fs, const struct node *dir, const char *name,

@@ -89,16 +89,14 @@ ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
 		n = NULL;
 	}
 	if (n) {
-		n->moving = true;
 		memcpy(n->ext->id, peeled, fs->rawsz);
 		n->type = (uint8_t)type;
 	}
 	return intern(n, out);
 }
 
-/* Where HEAD points, or -ENOENT if it is neither symbolic nor an id. */
-static int
-head_target(struct odbfs *fs, char *target, size_t size)
+int
+view_head_target(struct odbfs *fs, char *target, size_t size)
 {
 	const struct refs *refs = odb_refs_get(fs->odb);
 	const unsigned char *id = refs_head_id(refs);
@@ -125,7 +123,7 @@ head_key(struct odbfs *fs, const struct node *dir, const char *name,
 	char target[4096 + 64];
 
 	(void)dir;
-	if (head_target(fs, target, sizeof(target)) < 0)
+	if (view_head_target(fs, target, sizeof(target)) < 0)
 		return 0;
 	return ref_key(key, name, target);
 }
@@ -137,7 +135,6 @@ head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 {
 	const unsigned char *nul = memchr(key, '\0', klen);
 	char target[KEY_MAX];
-	struct node *n;
 
 	(void)fs;
 	(void)dir;
@@ -145,14 +142,62 @@ head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 	assert(nul);
 	memcpy(target, nul + 1, klen - (size_t)(nul + 1 - key));
 	target[klen - (size_t)(nul + 1 - key)] = '\0';
-	if ((n = new_link(key, klen, target, NODE_TIME_REPO)))
-		n->moving = true;
-	return intern(n, out);
+	return intern(new_link(key, klen, target, NODE_TIME_REPO), out);
+}
+
+/* The id the ref named name holds, into id; false if there is none. */
+static bool
+ref_id(struct odbfs *fs, const char *name, unsigned char *id)
+{
+	const struct refs *refs = odb_refs_get(fs->odb);
+	long i = refs_find(refs, name);
+
+	if (i >= 0)
+		memcpy(id, refs_id(refs, (size_t)i), fs->rawsz);
+	odb_refs_put(fs->odb);
+	return i >= 0;
+}
+
+/* "../" for each '/' of path, into up (of KEY_MAX bytes). */
+static void
+up_of(const char *path, char *up)
+{
+	size_t n = 0;
+
+	for (const char *p = strchr(path, '/'); p && n + 4 < KEY_MAX;
+	    p = strchr(p + 1, '/'), n += 3)
+		memcpy(up + n, "../", 3);
+	up[n] = '\0';
+}
+
+/*
+ * HEAD~2, HEAD^2...: links to the commits git's rev-parse names so, from
+ * where HEAD points now (so they move with it).
+ */
+int
+head_ancestor(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	const char *suffix = view_rev_suffix(name);
+	unsigned char id[OID_RAWSZ_MAX];
+	char target[4096 + 64];
+
+	if (!suffix || suffix - name != 4 || strncmp(name, "HEAD", 4) ||
+	    view_head_target(fs, target, sizeof(target)) < 0)
+		return -ENOENT;
+	if (!strncmp(target, "commits/", 8)) {
+		if (!oid_parse_hex(id, target + 8, fs->rawsz))
+			return -ENOENT;
+	} else if (!ref_id(fs, target, id)) {
+		return -ENOENT;
+	}
+	return view_ancestor(fs, dir, name, id, suffix, "", true, out);
 }
 
 /*
  * A child of a refs directory: a ref is a link, a name some refs are under
- * a directory, as refs_list() tells them apart.
+ * a directory, as refs_list() tells them apart; a ref's name with git's
+ * ~N and ^N after it links to that ancestor.
  */
 static int
 refs_find_child(struct odbfs *fs, struct node *dir, const char *name,
@@ -175,8 +220,18 @@ refs_find_child(struct odbfs *fs, struct node *dir, const char *name,
 	odb_refs_put(fs->odb);
 	if (i >= 0)
 		return ref_link(fs, path, id, out);
-	if (!isdir)
-		return -ENOENT;
+	if (!isdir) {
+		const char *suffix = view_rev_suffix(name);
+		char up[KEY_MAX];
+
+		if (!suffix)
+			return -ENOENT;
+		path[strlen(path) - strlen(suffix)] = '\0';
+		if (!ref_id(fs, path, id))
+			return -ENOENT;
+		up_of(path, up);
+		return view_ancestor(fs, dir, name, id, suffix, up, true, out);
+	}
 	return intern(new_dir(NODE_REFDIR, path, NODE_TIME_REPO), out);
 }
 
@@ -252,10 +307,13 @@ refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 	return ret;
 }
 
-/* refs/ and below: refs come and go, so nothing of them is cached. */
+/*
+ * refs/ and below: the kernel keeps the links and directories it looked
+ * up (reflinks.c drops what a ref that moved changes), never a miss, for
+ * a new ref must show at once, nor a listing (ops.c).
+ */
 const struct view_kind view_refs_kind = {
 	.mode = NODE_MODE_DIR,
-	.moving = true,
 	.negative = 0,
 	.find = refs_find_child,
 	.list = refs_list,

@@ -1,0 +1,197 @@
+/*
+ * reflinks: letting the kernel keep HEAD and the refs, and dropping
+ * exactly the entries a move of a ref makes wrong.
+ *
+ * Every path through HEAD or refs/heads/main walks those symlinks; if the
+ * kernel could not keep them, each stat of HEAD/tree/... asked the daemon
+ * for each link again (an ls -l of a 100 000-entry tree through HEAD: 1.2
+ * million lookups). So their entries carry the long timeout, and when the
+ * watcher publishes new references, reflinks_published() compares them
+ * with the ones shown before and invalidates, for each ref added, moved or
+ * deleted, the entry of each component of its name, and HEAD's entry if
+ * it now points elsewhere.
+ *
+ * A lookup that read the old refs may still be answering the kernel when
+ * the new ones are published; had its reply come after the invalidation,
+ * the kernel would keep the old link for a day. So lookups and listings
+ * in the root and under refs/ hold a read lock from reading the refs to
+ * their reply, and the watcher takes the write lock once after publishing,
+ * which waits them out, before it invalidates.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node.h"
+#include "odbstore/refs.h"
+#include "reflinks.h"
+#include "view.h"
+
+struct shown_ref {
+	char *name;
+	unsigned char id[OID_RAWSZ_MAX];
+};
+
+struct shown {
+	struct shown_ref *v;
+	size_t n;
+	char head[4096 + 64];	/* where HEAD pointed, or "" */
+};
+
+static pthread_rwlock_t lock;
+static struct shown shown;	/* the watcher thread's alone */
+
+void
+reflinks_lookup_begin(void)
+{
+	pthread_rwlock_rdlock(&lock);
+}
+
+void
+reflinks_lookup_end(void)
+{
+	pthread_rwlock_unlock(&lock);
+}
+
+static void
+shown_free(struct shown *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].name);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* What the refs are now; on failure (no memory) *s is empty. */
+static void
+take(struct odbfs *fs, struct shown *s)
+{
+	const struct refs *refs = odb_refs_get(fs->odb);
+	size_t n = 0, count = refs_count(refs);
+
+	memset(s, 0, sizeof(*s));
+	if (count && (s->v = calloc(count, sizeof(*s->v))))
+		for (; n < count; n++) {
+			if (!(s->v[n].name = strdup(refs_name(refs, n))))
+				break;
+			memcpy(s->v[n].id, refs_id(refs, n), fs->rawsz);
+		}
+	s->n = n;
+	odb_refs_put(fs->odb);
+	if (view_head_target(fs, s->head, sizeof(s->head)) < 0)
+		s->head[0] = '\0';
+}
+
+/* Drop the kernel's entry of name in the directory at path ("" the root). */
+static void
+drop(struct odbfs *fs, const char *path, const char *name, size_t len)
+{
+	unsigned char key[4096 + 64];
+	fuse_ino_t dir = *path ? node_find(key, view_dir_key(key, path)) :
+	    FUSE_ROOT_ID;
+
+	if (dir)
+		fuse_lowlevel_notify_inval_entry(fs->se, dir, name, len);
+}
+
+/* Is some ref of s under the directory dir (with no '/' at its end)? */
+static bool
+has_under(const struct shown *s, const char *dir)
+{
+	size_t lo = 0, hi = s->n, len = strlen(dir);
+
+	/* The first name not below dir + '/', then whether it starts so. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strncmp(s->v[mid].name, dir, len);
+
+		if (c < 0 || (c == 0 && s->v[mid].name[len] < '/'))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && !strncmp(s->v[lo].name, dir, len) &&
+	    s->v[lo].name[len] == '/';
+}
+
+/*
+ * Ref name moved: drop its own entry. Added or deleted (moved false): drop
+ * too the entry of each directory on its way that it made or unmade, which
+ * was before and is now under a ref or the other way round.
+ */
+static void
+drop_ref(struct odbfs *fs, const struct shown *before,
+    const struct shown *after, const char *name, bool moved)
+{
+	char path[4096];
+	size_t len = strlen(name);
+	char *slash;
+
+	if (len >= sizeof(path))
+		return;
+	memcpy(path, name, len + 1);
+	slash = strrchr(path, '/');
+	if (!slash)
+		return;		/* no ref name lacks one */
+	*slash = '\0';
+	drop(fs, path, slash + 1, strlen(slash + 1));
+	while (!moved && (slash = strrchr(path, '/'))) {
+		if (has_under(before, path) == has_under(after, path))
+			return;	/* it stays, and so does all above it */
+		*slash = '\0';
+		drop(fs, path, slash + 1, strlen(slash + 1));
+	}
+	/* path is now "refs", which is always there. */
+}
+
+void
+reflinks_init(struct odbfs *fs)
+{
+	pthread_rwlockattr_t attr;
+
+	pthread_rwlockattr_init(&attr);
+	/* A stream of lookups through HEAD must not starve the watcher. */
+	pthread_rwlockattr_setkind_np(&attr,
+	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	take(fs, &shown);
+}
+
+void
+reflinks_published(struct odbfs *fs)
+{
+	struct shown now;
+	size_t i = 0, j = 0;
+
+	/* Lookups that read the refs before they were published end first. */
+	pthread_rwlock_wrlock(&lock);
+	pthread_rwlock_unlock(&lock);
+	take(fs, &now);
+	/* Both sorted by name: a merge finds what was added, moved, deleted. */
+	while (i < shown.n || j < now.n) {
+		int c = i == shown.n ? 1 : j == now.n ? -1 :
+		    strcmp(shown.v[i].name, now.v[j].name);
+
+		if (c < 0) {
+			drop_ref(fs, &shown, &now, shown.v[i++].name, false);
+		} else if (c > 0) {
+			drop_ref(fs, &shown, &now, now.v[j++].name, false);
+		} else {
+			if (memcmp(shown.v[i].id, now.v[j].id, fs->rawsz))
+				drop_ref(fs, &shown, &now, now.v[j].name,
+				    true);
+			i++, j++;
+		}
+	}
+	if (strcmp(shown.head, now.head))
+		drop(fs, "", "HEAD", 4);
+	shown_free(&shown);
+	shown = now;
+}
+
+void
+reflinks_free(void)
+{
+	shown_free(&shown);
+}
