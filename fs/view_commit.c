@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "odbstore/log.h"
 #include "view_int.h"
 
 /*
@@ -86,15 +87,70 @@ message_file(struct odbfs *fs, const struct node *dir,
 	return n;
 }
 
-/* commits/<id>: a commit by its full id, or a link from a prefix of it. */
+const char *
+view_rev_suffix(const char *name)
+{
+	const char *s = name + strcspn(name, "~^");
+
+	return s != name && rev_suffix_ok(s) ? s : NULL;
+}
+
+int
+view_ancestor(struct odbfs *fs, struct node *dir, const char *name,
+    const unsigned char *base, const char *suffix, const char *up,
+    bool moving, struct node **out)
+{
+	unsigned char id[OID_RAWSZ_MAX], key[KEY_MAX];
+	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX], target[KEY_MAX];
+	struct node *n;
+	int ret;
+
+	if ((ret = odb_rev_suffix(fs->odb, base, suffix, id)) < 0) {
+		if (ret == -E2BIG)
+			log_once(LOGL_WARN, "%.200s: more than %d commits "
+			    "away: not followed", name, 100000);
+		return ret == -ENOENT || ret == -EINVAL || ret == -E2BIG ?
+		    -ENOENT : ret;
+	}
+	oid_to_hex(hex, id, fs->rawsz);
+	if (!child_path(dir, name, path, sizeof(path)) ||
+	    (size_t)snprintf(target, sizeof(target), "%scommits/%s", up,
+	    hex) >= sizeof(target))
+		return -ENAMETOOLONG;
+	if ((n = new_link(key, ref_key(key, path, target), target,
+	    NODE_TIME_REPO)))
+		n->moving = moving;
+	return intern(n, out);
+}
+
+/*
+ * commits/<id>: a commit by its full id, or a link from a prefix of it,
+ * or from either with git's ~N and ^N after it.
+ */
 static int
 commits_find(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
+	const char *suffix = view_rev_suffix(name);
 	unsigned char id[OID_RAWSZ_MAX];
 	struct objinfo info;
 	int ret;
 
+	if (suffix) {
+		char base[OID_HEXSZ_MAX + 1];
+		size_t len = (size_t)(suffix - name);
+
+		if (len > 2 * fs->rawsz)
+			return -ENOENT;
+		memcpy(base, name, len);
+		base[len] = '\0';
+		if (len == 2 * fs->rawsz ? !oid_parse_hex(id, base,
+		    fs->rawsz) : !is_abbrev(fs, base) ||
+		    odb_find_prefix(fs->odb, base, len, id) < 0)
+			return -ENOENT;
+		return view_ancestor(fs, dir, name, id, suffix, "../", false,
+		    out);
+	}
 	if (is_abbrev(fs, name))
 		return abbrev_link(fs, dir, name, OBJ_COMMIT, out);
 	if (!oid_parse_hex(id, name, fs->rawsz))

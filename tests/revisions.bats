@@ -1,0 +1,143 @@
+#!/usr/bin/env bats
+# Naming commits as git does, and HEAD and refs as the kernel keeps them:
+# git's ~N and ^N after HEAD, a ref or an id are links to what git
+# rev-parse names; HEAD and refs are cached by the kernel and still show
+# a move, a new ref and a deleted one at once.
+
+load lib
+
+setup_file() {
+	export FIX=$BATS_FILE_TMPDIR/repo
+	local r=$FIX
+	git init -q -b main "$r"
+	git -C "$r" config gc.auto 0
+	commit() { GIT_COMMITTER_DATE="$((1700000000 + $2)) +0000" \
+		git -C "$r" commit -q --allow-empty -m "$1"; }
+	commit c1 1; commit c2 2; commit c3 3
+	git -C "$r" checkout -q -b side HEAD~1
+	commit s1 4; commit s2 5
+	git -C "$r" checkout -q -b other main~2
+	commit o1 6
+	git -C "$r" checkout -q main
+	GIT_COMMITTER_DATE="1700000007 +0000" \
+		git -C "$r" merge -q --no-edit -s ours side other -m octopus
+	commit c4 8
+	git -C "$r" tag -a -m "the tag" v1 HEAD~1
+	git -C "$r" branch feature/deep/x HEAD~2
+}
+
+setup() {
+	MNT=$BATS_TEST_TMPDIR/mnt
+}
+
+teardown() {
+	unmount_odbfs "$MNT"
+}
+
+# rev_is NAME PATH UP: PATH under the mount links to UP/commits/<what git
+# rev-parse says NAME is>.
+rev_is() {
+	local want
+	want=$(git -C "$FIX" rev-parse --verify -q "$1^{commit}") || {
+		echo "git knows no $1" >&2
+		return 1
+	}
+	link_is "$MNT/$2" "$3commits/$want" || {
+		echo "$2 -> $(readlink "$MNT/$2"), git says $want" >&2
+		return 1
+	}
+}
+
+@test "HEAD, a ref, a tag and an id with ~N and ^N link where git rev-parse says" {
+	local head s n=0
+	mount_odbfs "$FIX" "$MNT"
+	head=$(git -C "$FIX" rev-parse HEAD)
+	for s in '~0' '^0' '~' '^' '~1' '^1' '~2' '~1^2' '~1^3' '~1^2~1' \
+		'~1^3^' '~~' '^^^' '~4' '~1^1~1^0~0' '^^2'; do
+		git -C "$FIX" rev-parse -q --verify "HEAD$s" >/dev/null || continue
+		rev_is "HEAD$s" "HEAD$s" ""
+		rev_is "main$s" "refs/heads/main$s" "../../"
+		rev_is "HEAD$s" "commits/$head$s" "../"
+		rev_is "HEAD$s" "commits/${head:0:7}$s" "../"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 14 ]
+	rev_is "v1^2~1" "refs/tags/v1^2~1" "../../"
+	rev_is "feature/deep/x^" "refs/heads/feature/deep/x^" "../../../../"
+	# What lies past a root or a last parent, or is no suffix at all.
+	for s in '~9' '^4' '~1^4' '~1^2~9' '~x' '^{tree}' '~-1' '@{1}' '~1~'a; do
+		! git -C "$FIX" rev-parse -q --verify "HEAD$s" >/dev/null 2>&1
+		[ ! -e "$MNT/HEAD$s" ] && [ ! -L "$MNT/HEAD$s" ]
+		[ ! -L "$MNT/refs/heads/main$s" ]
+		[ ! -L "$MNT/commits/$head$s" ]
+	done
+	# Further than the bound: absent, and said once.
+	[ ! -L "$MNT/HEAD~100001" ]
+	[ ! -L "$MNT/HEAD~100001" ]
+	[ "$(grep -c 'more than 100000 commits away' "$MNT.log")" -eq 1 ]
+	# A merge's other parents as paths, and an ancestor far down.
+	[ "$(cat "$MNT/HEAD~1^3/message")" = o1 ]
+	[ "$(cat "$MNT/commits/$head~3/message")" = c2 ]
+}
+
+@test "HEAD~N follows HEAD when it moves" {
+	local r=$BATS_TEST_TMPDIR/r
+	git clone -q "$FIX" "$r"
+	mount_odbfs "$r" "$MNT"
+	link_is "$MNT/HEAD~1" "commits/$(git -C "$r" rev-parse HEAD~1)"
+	git -C "$r" commit -q --allow-empty -m moved
+	within_a_second link_is "$MNT/HEAD~1" "commits/$(git -C "$r" rev-parse HEAD~1)"
+	within_a_second link_is "$MNT/refs/heads/main~1" \
+		"../../commits/$(git -C "$r" rev-parse HEAD~1)"
+}
+
+@test "the kernel keeps HEAD and refs: a path through them is looked up once" {
+	local before after
+	mount_odbfs "$FIX" "$MNT"
+	stat "$MNT/HEAD/message" "$MNT/refs/heads/feature/deep/x/message" >/dev/null
+	before=$(stat_of "$MNT" lookups)
+	for _ in $(seq 50); do
+		stat "$MNT/HEAD/message" "$MNT/refs/heads/feature/deep/x/message" >/dev/null
+	done
+	after=$(stat_of "$MNT" lookups)
+	echo "# 100 stats through HEAD and a ref: $((after - before - 1)) lookups" >&3
+	# The stats file's own lookup is the one.
+	[ $((after - before)) -le 2 ]
+}
+
+@test "cached HEAD and refs still show a move, a new ref, a deleted one and its directory at once" {
+	local r=$BATS_TEST_TMPDIR/r old
+	git clone -q "$FIX" "$r"
+	git -C "$r" branch gone/away main~1
+	git -C "$r" branch stays/here main~1
+	mount_odbfs "$r" "$MNT"
+	old=$(git -C "$r" rev-parse HEAD)
+	# Into the kernel's cache, each.
+	stat "$MNT/HEAD/tree" "$MNT/refs/heads/main/tree" "$MNT/refs/heads/gone/away" \
+		"$MNT/refs/heads/stays/here" "$MNT/refs/tags/v1" >/dev/null
+	ls "$MNT/refs/heads" >/dev/null
+	git -C "$r" commit -q --allow-empty -m moved
+	git -C "$r" branch -q -D gone/away
+	git -C "$r" branch new/ref main~2
+	git -C "$r" tag -f v1 main~3 >/dev/null
+	within_a_second link_is "$MNT/refs/heads/main" \
+		"../../commits/$(git -C "$r" rev-parse HEAD)"
+	[ "$(git -C "$r" rev-parse HEAD)" != "$old" ]
+	within_a_second test ! -L "$MNT/refs/heads/gone/away"
+	within_a_second test ! -e "$MNT/refs/heads/gone"
+	within_a_second link_is "$MNT/refs/heads/new/ref" \
+		"../../../commits/$(git -C "$r" rev-parse main~2)"
+	within_a_second link_is "$MNT/refs/tags/v1" \
+		"../../commits/$(git -C "$r" rev-parse 'v1^{commit}')"
+	link_is "$MNT/refs/heads/stays/here" "../../../commits/$(git -C "$r" rev-parse main~2)"
+	[ "$(ls "$MNT/refs/heads" | tr "\n" " ")" = "main new stays " ]
+	# HEAD to another branch.
+	git -C "$r" checkout -q side
+	within_a_second link_is "$MNT/HEAD" refs/heads/side
+	[ "$(cat "$MNT/HEAD/message")" = s2 ]
+	# Detached, then back.
+	git -C "$r" checkout -q --detach main~1
+	within_a_second link_is "$MNT/HEAD" "commits/$(git -C "$r" rev-parse HEAD)"
+	git -C "$r" checkout -q main
+	within_a_second link_is "$MNT/HEAD" refs/heads/main
+}
