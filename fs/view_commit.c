@@ -179,12 +179,17 @@ member_key(struct odbfs *fs, const struct node *dir, const char *name,
 	return klen + strlen(name);
 }
 
-/* A root commit has no parent link. */
+/* A root commit has no parent link; see below for the others. */
 static size_t
 parent_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	return dir->ext->commit.nparents ? member_key(fs, dir, name, key) : 0;
+	/*
+	 * Absent too when the repository lacks the parent: a shallow clone's
+	 * boundary, whose history git itself stops at.
+	 */
+	return dir->ext->commit.nparents && odb_has(fs->odb,
+	    dir->ext->commit.parents) ? member_key(fs, dir, name, key) : 0;
 }
 
 /* A commit without an author (or committer) line has no such file. */

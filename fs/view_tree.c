@@ -373,6 +373,21 @@ tree_child(struct odbfs *fs, struct node *dir, const char *name,
 	if (!e)
 		return -ENOENT;
 	ret = tree_entry_node(fs, dir, e, out);
+	/*
+	 * The tree names an object the repository does not have: one a
+	 * partial clone's promisor remote holds, or one lost. Listed, as git
+	 * ls-tree shows it, but EIO, so that a copy or a backup reports it
+	 * rather than take it for a file removed under it; said once.
+	 */
+	if (ret == -ENOENT) {
+		char hex[OID_HEXSZ_MAX + 1];
+
+		oid_to_hex(hex, e->id, fs->rawsz);
+		log_once(LOGL_WARN, "%.200s/%.200s: %s is not in the "
+		    "repository (held by a partial clone's promisor remote, "
+		    "or lost)", dir->path, e->name, hex);
+		ret = -EIO;
+	}
 	assert(ret < 0 || ((*out)->mode & S_IFMT) == tree_entry_type(e->mode));
 	return ret;
 }

@@ -145,5 +145,6 @@ odb_rev_suffix(struct odb *odb, const unsigned char *id, const char *suffix,
 				return ret;
 		}
 	}
-	return 0;
+	/* The last step is not read: it must be there (a shallow clone). */
+	return odb_has(odb, out) ? 0 : -ENOENT;
 }
