@@ -27,6 +27,7 @@
 #include "odb.h"
 #include "oid.h"
 #include "unit.h"
+#include "watch.h"
 
 /* $1: extra git init options. Writes ../expect and ../log. */
 static const char history[] =
@@ -399,6 +400,80 @@ hostile_chain(const char *dir)
 	free(buf);
 }
 
+/* Until the graph names raw, or about five seconds. */
+static bool
+graph_names(struct odb *odb, const unsigned char *raw)
+{
+	unsigned char parents[8 * OID_RAWSZ_MAX];
+	size_t np;
+	int64_t time;
+
+	for (int i = 0; i < 500; i++) {
+		if (odb_graph_commit(odb, raw, parents, 8, &np, &time) == 0)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * The watcher sees a graph written where there was none, then a chain
+ * replacing it, then the chain replaced by one that names a new commit.
+ */
+static void
+watched(const char *dir)
+{
+	static const char tip[] =
+	    "set -e; cd \"$0/repo\"; exec >/dev/null 2>&1\n"
+	    "rm -rf objects/info/commit-graph objects/info/commit-graphs\n"
+	    "git rev-parse main >../tip\n";
+	static const char more[] =
+	    "set -e; cd \"$0/repo\"; exec >/dev/null 2>&1\n"
+	    "export GIT_COMMITTER_NAME=C GIT_COMMITTER_EMAIL=c@example.com\n"
+	    "export GIT_AUTHOR_NAME=A GIT_AUTHOR_EMAIL=a@example.com\n"
+	    "p=$(echo w | git commit-tree $(git mktree </dev/null) -p main)\n"
+	    "git update-ref refs/heads/main $p; echo $p >../tip\n"
+	    "git commit-graph write --reachable --split=no-merge\n";
+	char path[512];
+	unsigned char raw[OID_RAWSZ_MAX], *ids;
+	struct watch *w;
+	struct odb *odb;
+	const char *why;
+	size_t n, nids;
+
+	snprintf(path, sizeof(path), "%s/repo", dir);
+	if (!check_int(unit_sh(tip, dir), 0, "watch: no graph") ||
+	    !check_int(odb_open(path, &odb, &why), 0, "watch: opens"))
+		return;
+	if (!check_int(watch_start(odb, 0, NULL, NULL, &w), 0,
+	    "watch: the watcher starts")) {
+		odb_close(odb);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/tip", dir);
+	ids = read_ids(path, 20, &n);
+	memcpy(raw, ids, 20);
+	free(ids);
+	check_int(odb_graph_commit(odb, raw, NULL, 0, &n, &(int64_t){ 0 }),
+	    -ENOENT, "watch: no graph names the tip");
+	check_int(unit_sh(graph, dir), 0, "watch: git writes a graph");
+	check(graph_names(odb, raw), "watch: the single graph is seen");
+	check_int(unit_sh(split, dir), 0, "watch: git writes a chain");
+	check(graph_names(odb, raw), "watch: the chain is seen");
+	check_int(unit_sh(more, dir), 0, "watch: a commit, a third layer");
+	ids = read_ids(path, 20, &n);
+	memcpy(raw, ids, 20);
+	free(ids);
+	check(graph_names(odb, raw), "watch: the new layer is seen");
+	if (check_int(odb_list_commits(odb, &ids, &nids), 0,
+	    "watch: listed")) {
+		check(nids >= 30, "watch: the whole history listed");
+		free(ids);
+	}
+	watch_stop(w);
+	odb_close(odb);
+}
+
 static void
 run(const char *fmt, const char *what, bool hostile)
 {
@@ -426,6 +501,8 @@ run(const char *fmt, const char *what, bool hostile)
 		if (hostile)
 			hostile_chain(dir);
 	}
+	if (hostile)
+		watched(dir);
 	if (check_int(unit_sh(newer, dir), 0, "%s: commits after the graph",
 	    what)) {
 		list_matches(dir, "a graph older than the commits");
