@@ -18,7 +18,7 @@
 # For example: make -j2 fuzz FUZZ_TARGETS="delta idx" FUZZ_SECONDS=600
 # Changing FUZZ_DEFS or FUZZ_CFLAGS needs a make fuzz-clean first.
 
-FUZZ_TARGETS = idx pack delta loose tree commit refs
+FUZZ_TARGETS = idx pack delta loose tree commit refs commitgraph
 FUZZ_SECONDS ?= 60
 FUZZ_TIMEOUT ?= 10
 FUZZ_ARGS ?=
@@ -38,6 +38,7 @@ FUZZ_MAX_LEN_loose = 4096
 FUZZ_MAX_LEN_tree = 4096
 FUZZ_MAX_LEN_commit = 4096
 FUZZ_MAX_LEN_refs = 4096
+FUZZ_MAX_LEN_commitgraph = 8192
 
 FUZZ_DIR = tests/fuzz
 FUZZ_OUT = $(FUZZ_DIR)/out
