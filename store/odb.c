@@ -911,6 +911,16 @@ walk_update(struct odb *odb)
 			return -ENOMEM;
 		w->rawsz = rawsz;
 		odb->walked = w;
+	} else if (w->graphs != graphs) {
+		/*
+		 * The last walk stopped at the old graph's commits: what
+		 * lies below them may be in no graph now (one deleted, or
+		 * written for fewer commits). Walk again from scratch.
+		 */
+		w->n = 0;
+		if (w->slots)
+			memset(w->slots, 0, w->nslots * sizeof(*w->slots));
+		w->capped = false;
 	}
 	/* The tips, copied: the refs are not held across reads. */
 	tips.rawsz = rawsz;

@@ -111,8 +111,9 @@ bool odb_has_prefix(struct odb *odb, unsigned b);
  * every ref and HEAD, reading each commit not in the graph, down to the
  * graph's commits or to the commits an earlier walk found; at most
  * ODB_WALK_MAX commits are read per walk (logged once when that stops
- * it). The walk is kept and begins again only when the refs or the graph
- * were published anew, and then reads only what it has not seen.
+ * it). The walk is kept: after the refs are published anew, the next
+ * call reads only the commits it has not seen; after the graph is, it
+ * walks again from scratch (down to the new graph's commits).
  *
  * Cost: with a graph covering history, memory only (a look-up per id);
  * without one, the first listing reads every commit reachable from the
