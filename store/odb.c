@@ -615,13 +615,6 @@ odb_refs_reload(struct odb *odb)
  *     graph ids + walked ids, each kept if snapshot_find() has it
  */
 
-/*
- * Commits one walk reads at most: about six seconds of reading at
- * 6 us a commit. A history longer than that needs a commit-graph
- * (git commit-graph write --reachable) to be listed whole.
- */
-#define ODB_WALK_MAX ((size_t)1 << 20)
-
 /* What stat(2) says of path, folded into h (zeros when it is not). */
 static uint64_t
 stamp_add(uint64_t h, const char *path)
@@ -888,6 +881,8 @@ push_parents(struct odb *odb, struct stack *st, const unsigned char *raw)
 	return ret == -ENOMEM ? ret : 0;
 }
 
+static void walked_sort(struct walked *w);
+
 /*
  * Bring odb->walked up to the refs and graph published now: walk from
  * every ref and HEAD to the commits the graph or an earlier walk holds.
@@ -955,6 +950,8 @@ walk_update(struct odb *odb)
 		read++;
 	}
 	free(st.ids);
+	if (read)
+		walked_sort(w);
 	if (ret == 0) {
 		w->graphs = graphs;
 		w->refreshes = refreshes;
@@ -968,13 +965,79 @@ cmp_raw(const void *a, const void *b, void *rawsz)
 	return memcmp(a, b, *(size_t *)rawsz);
 }
 
+/* Sort the walk's ids, for listing, and index them again. */
+static void
+walked_sort(struct walked *w)
+{
+	size_t rawsz = w->rawsz;
+
+	qsort_r(w->ids, w->n, rawsz, cmp_raw, &rawsz);
+	memset(w->slots, 0, w->nslots * sizeof(*w->slots));
+	for (size_t i = 0; i < w->n; i++) {
+		size_t s = slot_of(w, w->ids + i * rawsz);
+
+		while (w->slots[s])
+			s = (s + 1) & (w->nslots - 1);
+		w->slots[s] = (uint32_t)i + 1;
+	}
+}
+
+/*
+ * Merge the sorted runs a (na ids) and b (nb) into out, each id once;
+ * the number of ids written.
+ */
+static size_t
+merge(const unsigned char *a, size_t na, const unsigned char *b, size_t nb,
+    unsigned char *out, size_t rawsz)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < na || j < nb) {
+		const unsigned char *next;
+
+		if (j == nb || (i < na && memcmp(a + i * rawsz, b + j * rawsz,
+		    rawsz) <= 0))
+			next = a + i++ * rawsz;
+		else
+			next = b + j++ * rawsz;
+		if (!k || memcmp(out + (k - 1) * rawsz, next, rawsz))
+			memcpy(out + k++ * rawsz, next, rawsz);
+	}
+	return k;
+}
+
+/*
+ * The ids of the sorted run ids (n of them) that the snapshot has,
+ * merged into the k ids at *all: *all and *spare swap.
+ */
+static size_t
+merge_present(const struct snapshot *s, const unsigned char *ids, size_t n,
+    unsigned char **all, size_t k, unsigned char **spare, size_t rawsz)
+{
+	unsigned char *run = *spare + k * rawsz, *swap;
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (snapshot_find(s, ids + i * rawsz, NULL))
+			memcpy(run + m++ * rawsz, ids + i * rawsz, rawsz);
+	if (!k) {
+		memcpy(*all, run, m * rawsz);
+		return m;
+	}
+	k = merge(*all, k, run, m, *spare, rawsz);
+	swap = *all;
+	*all = *spare;
+	*spare = swap;
+	return k;
+}
+
 int
 odb_list_commits(struct odb *odb, unsigned char **ids, size_t *n)
 {
-	size_t rawsz = odb->repo->rawsz, total, runs = 0, k = 0;
+	size_t rawsz = odb->repo->rawsz, total, k = 0;
 	struct commitgraph *g;
 	struct snapshot *s;
-	unsigned char *all = NULL;
+	unsigned char *all = NULL, *spare = NULL;
 	int ret;
 
 	*ids = NULL;
@@ -991,47 +1054,34 @@ odb_list_commits(struct odb *odb, unsigned char **ids, size_t *n)
 	}
 	g = graph_enter(odb);
 	total = odb->walked->n + (g ? g->nr : 0);
-	if (!(all = malloc(total * rawsz + 1))) {
+	/*
+	 * The runs hold total ids together: what is merged so far and the
+	 * next run fit in one buffer of that size.
+	 */
+	if (!(all = malloc(total * rawsz + 1)) ||
+	    !(spare = malloc(total * rawsz + 1))) {
 		ret = -ENOMEM;
 		snap_exit();
 		snap_exit();
 		goto out;
 	}
-	/* Each layer's ids and the walk's are sorted runs. */
-	for (size_t i = 0; g && i < g->nlayers; i++) {
-		const struct cg_layer *l = &g->layers[i];
-
-		runs += l->nr > 0;
-		for (uint32_t j = 0; j < l->nr; j++) {
-			const unsigned char *id = l->oids + (size_t)j * rawsz;
-
-			if (snapshot_find(s, id, NULL))
-				memcpy(all + k++ * rawsz, id, rawsz);
-		}
-	}
-	runs += odb->walked->n > 0;
-	for (size_t j = 0; j < odb->walked->n; j++) {
-		const unsigned char *id = odb->walked->ids + j * rawsz;
-
-		if (snapshot_find(s, id, NULL))
-			memcpy(all + k++ * rawsz, id, rawsz);
-	}
+	/* The walk's ids and each layer's are sorted runs: merged. */
+	k = merge_present(s, odb->walked->ids, odb->walked->n, &all, k,
+	    &spare, rawsz);
+	for (size_t i = 0; g && i < g->nlayers; i++)
+		k = merge_present(s, g->layers[i].oids, g->layers[i].nr, &all,
+		    k, &spare, rawsz);
 	if (g && commitgraph_shrank(g))
 		log_msg(LOGL_ERROR, "%s: commit-graph shrank while listed",
 		    g->layers[0].path);
 	snap_exit();
 	snap_exit();
-	if (runs > 1 || odb->walked->n > 1)
-		qsort_r(all, k, rawsz, cmp_raw, &rawsz);
-	*n = 0;
-	for (size_t i = 0; i < k; i++)
-		if (!*n || memcmp(all + (*n - 1) * rawsz, all + i * rawsz,
-		    rawsz))
-			memmove(all + (*n)++ * rawsz, all + i * rawsz, rawsz);
 	*ids = all;
+	*n = k;
 	all = NULL;
 out:
 	pthread_mutex_unlock(&odb->walk_lock);
 	free(all);
+	free(spare);
 	return ret;
 }

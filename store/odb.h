@@ -99,6 +99,13 @@ int odb_list(struct odb *odb, unsigned b, unsigned char **ids, size_t *nr);
 bool odb_has_prefix(struct odb *odb, unsigned b);
 
 /*
+ * Commits one walk reads at most: six to ten seconds of reading at
+ * 6-9 us a commit (below). A history longer than that needs a commit-graph
+ * (git commit-graph write --reachable) to be listed whole.
+ */
+#define ODB_WALK_MAX ((size_t)1 << 20)
+
+/*
  * Every commit the store has that can be listed cheaply, sorted by id,
  * each once: *ids is malloc'd (free() it) and holds *n ids of
  * odb_repo()->rawsz bytes.
@@ -115,12 +122,15 @@ bool odb_has_prefix(struct odb *odb, unsigned b);
  * call reads only the commits it has not seen; after the graph is, it
  * walks again from scratch (down to the new graph's commits).
  *
- * Cost: with a graph covering history, memory only (a look-up per id);
- * without one, the first listing reads every commit reachable from the
- * refs (about 6 us each from a pack, see the test suite's measure), later
- * ones only the commits added since. Commits that no ref reaches and no
- * graph names are not listed. Not for the lookup path: the first call
- * after a ref moved reads objects.
+ * Cost, measured on 50 000 linear commits in one pack (2 loaded cores):
+ * with a graph, 9-15 ms for the first call and 7-9 ms after (a look-up
+ * per id; loading the 3 MB graph and checking it, about 10 ms, is the
+ * watcher's); without one, 0.3-0.4 s for the first call (6-9 us per
+ * commit read, against 0.5-0.8 s for git rev-list --all without its
+ * graph and 0.2 s with it) and 11-17 ms after, as long as the refs only
+ * gain commits. Commits that no ref reaches and no graph names are not
+ * listed. Not for the lookup path: the first call after a ref moved
+ * reads objects.
  */
 int odb_list_commits(struct odb *odb, unsigned char **ids, size_t *n);
 
