@@ -438,17 +438,20 @@ publish(struct watch *w)
 	struct snapshot_change *c = &w->change;
 	bool alternates = w->alternates;
 	bool graph = w->graph || c->full || alternates;
-	int ret;
+	int ret, gret;
 
 	if (c->full || c->packs || c->ntouched || alternates)
 		ret = publish_objects(w);
 	else
 		ret = 0;
-	/* After the objects it names, before the refs: see odb.h. */
+	/*
+	 * After the objects it names, before the refs, so that listing
+	 * commits walks from the new refs down to the new graph.
+	 */
 	w->graph = false;
-	if (graph && (ret = odb_graph_reload(w->odb)) < 0)
+	if (graph && (gret = odb_graph_reload(w->odb)) < 0)
 		log_msg(LOGL_ERROR, "reading the commit-graph: %s",
-		    strerror(-ret));
+		    strerror(-gret));
 	if (w->refs) {
 		int rret;
 
