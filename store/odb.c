@@ -22,13 +22,16 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <urcu/urcu-memb.h>
 
 #include "odbstore/commit.h"
 #include "odbstore/log.h"
 #include "odbstore/odb.h"
+#include "commitgraph.h"
 #include "refs.h"
 #include "snapshot.h"
 #include "unpack.h"
@@ -39,7 +42,13 @@ struct odb {
 	struct cache *cache;		/* delta bases, shared by snapshots */
 	struct snapshot *snap;		/* RCU-protected */
 	struct refs *refs;		/* RCU-protected */
+	struct commitgraph *graph;	/* RCU-protected; NULL: none */
 	pthread_mutex_t refresh_lock;	/* one refresh at a time */
+	uint64_t graph_stamp;		/* protected by refresh_lock */
+	atomic_uint_least64_t graphs;	/* graphs published since open */
+	atomic_uint_least64_t refreshes;	/* refs published since open */
+	pthread_mutex_t walk_lock;	/* one walk at a time */
+	struct walked *walked;		/* protected by walk_lock */
 	atomic_uint_least64_t snapshots;	/* published since open */
 	atomic_uint_least64_t scans;	/* begun since open */
 	bool verify;			/* set before any reader runs */
@@ -101,6 +110,9 @@ register_thread(void)
 	registered = true;
 }
 
+struct walked;
+static void walked_free(struct walked *w);
+
 static inline struct snapshot *
 snap_enter(struct odb *odb)
 {
@@ -130,6 +142,7 @@ odb_open(const char *path, struct odb **out, const char **why)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&odb->refresh_lock, NULL);
+	pthread_mutex_init(&odb->walk_lock, NULL);
 	if ((ret = repo_open(path, &odb->repo, why)) < 0)
 		goto fail;
 	if (!(odb->cache = cache_new(ODB_CACHE_BYTES))) {
@@ -144,6 +157,11 @@ odb_open(const char *path, struct odb **out, const char **why)
 	odb->snap->cache = odb->cache;
 	if ((ret = refs_load(odb->repo, NULL, &odb->refs)) < 0) {
 		*why = "cannot read its references";
+		goto fail;
+	}
+	/* Without a graph, listing commits walks history: not fatal. */
+	if ((ret = odb_graph_reload(odb)) == -ENOMEM) {
+		*why = "out of memory";
 		goto fail;
 	}
 	*out = odb;
@@ -161,8 +179,11 @@ odb_close(struct odb *odb)
 	snapshot_free(odb->snap);
 	cache_free(odb->cache);
 	refs_free(odb->refs);
+	commitgraph_free(odb->graph);
+	walked_free(odb->walked);
 	repo_free(odb->repo);
 	pthread_mutex_destroy(&odb->refresh_lock);
+	pthread_mutex_destroy(&odb->walk_lock);
 	free(odb);
 }
 
@@ -594,10 +615,497 @@ odb_refs_reload(struct odb *odb)
 	if ((ret = refs_load(odb->repo, odb->refs, &fresh)) == 0) {
 		PUBLISHED(&odb->refs);
 		old = rcu_xchg_pointer(&odb->refs, fresh);
+		atomic_fetch_add(&odb->refreshes, 1);
 		urcu_memb_synchronize_rcu();
 		GRACE_DONE();
 		refs_free(old);
 	}
 	pthread_mutex_unlock(&odb->refresh_lock);
+	return ret;
+}
+
+/*
+ * The commit-graph and the commits listed beside it.
+ *
+ *   odb_graph_reload()       the watcher's side: graph_stamp(), then
+ *                            commitgraph_open() on each object directory
+ *                            until one has a graph (as git uses the
+ *                            first), published as the refs are
+ *   odb_list_commits()
+ *     walk_update()          under walk_lock, when the refs or the graph
+ *                            were published since the last walk: from
+ *                            every ref, read commits until the graph's
+ *                            or the last walk's (ODB_WALK_MAX at most)
+ *     graph ids + walked ids, each kept if snapshot_find() has it
+ */
+
+/* What stat(2) says of path, folded into h (zeros when it is not). */
+static uint64_t
+stamp_add(uint64_t h, const char *path)
+{
+	struct stat st;
+	uint64_t v[5] = { 0 };
+
+	if (stat(path, &st) == 0) {
+		v[0] = st.st_ino;
+		v[1] = (uint64_t)st.st_size;
+		v[2] = (uint64_t)st.st_mtim.tv_sec;
+		v[3] = (uint64_t)st.st_mtim.tv_nsec;
+		v[4] = (uint64_t)st.st_ctim.tv_nsec ^ st.st_dev;
+	}
+	for (size_t i = 0; i < 5; i++)
+		h = (h ^ v[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * The graph's files as they are now. git replaces each by a rename, and
+ * names a chain's layers by their checksums, so the single file and the
+ * chain file say whether anything changed.
+ */
+static uint64_t
+graph_stamp(const struct repo *repo)
+{
+	char path[4096];
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < repo->nobjdirs; i++) {
+		snprintf(path, sizeof(path), "%s/info/commit-graph",
+		    repo->objdirs[i]);
+		h = stamp_add(h, path);
+		snprintf(path, sizeof(path),
+		    "%s/info/commit-graphs/commit-graph-chain",
+		    repo->objdirs[i]);
+		h = stamp_add(h, path);
+	}
+	return h;
+}
+
+int
+odb_graph_reload(struct odb *odb)
+{
+	struct commitgraph *fresh = NULL, *old;
+	uint64_t stamp;
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&odb->refresh_lock);
+	stamp = graph_stamp(odb->repo);
+	if (stamp == odb->graph_stamp && atomic_load(&odb->graphs)) {
+		pthread_mutex_unlock(&odb->refresh_lock);
+		return 0;
+	}
+	for (size_t i = 0; i < odb->repo->nobjdirs && ret == -ENOENT; i++)
+		ret = commitgraph_open(odb->repo->objdirs[i],
+		    odb->repo->rawsz, &fresh);
+	if (ret == 0 || ret == -ENOENT) {
+		odb->graph_stamp = stamp;
+		PUBLISHED(&odb->graph);
+		old = rcu_xchg_pointer(&odb->graph, fresh);
+		atomic_fetch_add(&odb->graphs, 1);
+		urcu_memb_synchronize_rcu();
+		GRACE_DONE();
+		commitgraph_free(old);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&odb->refresh_lock);
+	return ret;
+}
+
+static inline struct commitgraph *
+graph_enter(struct odb *odb)
+{
+	if (__builtin_expect(!registered, 0))
+		register_thread();
+	urcu_memb_read_lock();
+	SUBSCRIBED(&odb->graph);
+	return rcu_dereference(odb->graph);
+}
+
+int
+odb_graph_commit(struct odb *odb, const unsigned char *raw,
+    unsigned char *parents, size_t max, size_t *nparents, int64_t *time)
+{
+	struct commitgraph *g = graph_enter(odb);
+	struct cg_commit c;
+	uint32_t pos, p;
+	int ret = -ENOENT;
+
+	*nparents = 0;
+	if (g && commitgraph_find(g, raw, &pos) &&
+	    (ret = commitgraph_commit(g, pos, &c)) == 0) {
+		*nparents = c.nparents;
+		*time = c.time;
+		for (uint32_t n = 0; ret == 0 && n < c.nparents && n < max;
+		    n++) {
+			const unsigned char *id;
+
+			if ((ret = commitgraph_parent(g, pos, n, &p)) == 0 &&
+			    (id = commitgraph_oid(g, p)))
+				memcpy(parents + n * g->rawsz, id, g->rawsz);
+			else if (ret == 0)
+				ret = -ENOENT;
+		}
+	}
+	snap_exit();
+	return ret;
+}
+
+/* Ids in a growing array, with an open-addressing set over them. */
+struct walked {
+	uint64_t graphs, refreshes;	/* the publications it followed */
+	size_t rawsz;
+	unsigned char *ids;		/* n of them, in the order found */
+	size_t n, alloc;
+	uint32_t *slots;		/* index + 1 into ids; 0: empty */
+	size_t nslots;			/* a power of two */
+	bool capped;			/* a walk stopped at ODB_WALK_MAX */
+};
+
+static void
+walked_free(struct walked *w)
+{
+	if (!w)
+		return;
+	free(w->ids);
+	free(w->slots);
+	free(w);
+}
+
+static size_t
+slot_of(const struct walked *w, const unsigned char *raw)
+{
+	return (size_t)oid_prefix64(raw) & (w->nslots - 1);
+}
+
+static bool
+walked_has(const struct walked *w, const unsigned char *raw)
+{
+	if (!w->nslots)
+		return false;
+	for (size_t s = slot_of(w, raw);; s = (s + 1) & (w->nslots - 1)) {
+		uint32_t i = w->slots[s];
+
+		if (!i)
+			return false;
+		if (!memcmp(w->ids + (size_t)(i - 1) * w->rawsz, raw,
+		    w->rawsz))
+			return true;
+	}
+}
+
+/* Add raw, which it does not hold. */
+static int
+walked_add(struct walked *w, const unsigned char *raw)
+{
+	size_t s;
+
+	if (w->n == w->alloc) {
+		size_t na = w->alloc ? 2 * w->alloc : 1024;
+		unsigned char *grown = realloc(w->ids, na * w->rawsz);
+
+		if (!grown)
+			return -ENOMEM;
+		w->ids = grown;
+		w->alloc = na;
+	}
+	if (2 * (w->n + 1) > w->nslots) {
+		size_t ns = w->nslots ? 2 * w->nslots : 2048;
+		uint32_t *grown = calloc(ns, sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		free(w->slots);
+		w->slots = grown;
+		w->nslots = ns;
+		for (size_t i = 0; i < w->n; i++) {
+			for (s = slot_of(w, w->ids + i * w->rawsz);
+			    w->slots[s]; s = (s + 1) & (ns - 1))
+				;
+			w->slots[s] = (uint32_t)i + 1;
+		}
+	}
+	memcpy(w->ids + w->n * w->rawsz, raw, w->rawsz);
+	for (s = slot_of(w, raw); w->slots[s]; s = (s + 1) & (w->nslots - 1))
+		;
+	w->slots[s] = (uint32_t)++w->n;
+	return 0;
+}
+
+static bool
+in_graph(struct odb *odb, const unsigned char *raw)
+{
+	struct commitgraph *g = graph_enter(odb);
+	uint32_t pos;
+	bool yes = g && commitgraph_find(g, raw, &pos);
+
+	snap_exit();
+	return yes;
+}
+
+/* Ids still to visit. */
+struct stack {
+	unsigned char *ids;
+	size_t n, alloc, rawsz;
+};
+
+static int
+push(struct stack *st, const unsigned char *raw)
+{
+	if (st->n == st->alloc) {
+		size_t na = st->alloc ? 2 * st->alloc : 256;
+		unsigned char *grown = realloc(st->ids, na * st->rawsz);
+
+		if (!grown)
+			return -ENOMEM;
+		st->ids = grown;
+		st->alloc = na;
+	}
+	memcpy(st->ids + st->n++ * st->rawsz, raw, st->rawsz);
+	return 0;
+}
+
+/* Push the commit a ref's id peels to; skip what is no commit. */
+static int
+push_tip(struct odb *odb, struct stack *st, const unsigned char *raw)
+{
+	unsigned char peeled[OID_RAWSZ_MAX];
+	enum obj_type type;
+
+	if (odb_peel(odb, raw, peeled, &type) < 0 || type != OBJ_COMMIT)
+		return 0;
+	return push(st, peeled);
+}
+
+/* The parents of commit raw, pushed; a commit that cannot be read: none. */
+static int
+push_parents(struct odb *odb, struct stack *st, const unsigned char *raw)
+{
+	char what[8 + OID_HEXSZ_MAX];
+	struct commit c = { 0 };
+	struct objinfo info;
+	struct reader *r;
+	unsigned char *buf = NULL;
+	size_t len;
+	int ret;
+
+	memcpy(what, "commit ", 7);
+	oid_to_hex(what + 7, raw, st->rawsz);
+	if (odb_info(odb, raw, &info) < 0 || info.type != OBJ_COMMIT)
+		return 0;
+	if (odb_reader_open(odb, raw, &r) < 0)
+		return 0;
+	ret = commit_header_read(r, what, &buf, &len);
+	reader_close(r);
+	if (ret == 0)
+		ret = commit_parse(&c, what, buf, len, info.size, st->rawsz);
+	for (size_t i = 0; ret == 0 && i < c.nparents; i++)
+		ret = push(st, c.parents + i * st->rawsz);
+	commit_release(&c);
+	free(buf);
+	return ret == -ENOMEM ? ret : 0;
+}
+
+static void walked_sort(struct walked *w);
+
+/*
+ * Bring odb->walked up to the refs and graph published now: walk from
+ * every ref and HEAD to the commits the graph or an earlier walk holds.
+ * With walk_lock held.
+ */
+static int
+walk_update(struct odb *odb)
+{
+	uint64_t graphs = atomic_load(&odb->graphs);
+	uint64_t refreshes = atomic_load(&odb->refreshes);
+	struct walked *w = odb->walked;
+	size_t rawsz = odb->repo->rawsz, read = 0;
+	struct stack st = { .rawsz = rawsz }, tips = { 0 };
+	const struct refs *refs;
+	int ret = 0;
+
+	if (w && w->graphs == graphs && w->refreshes == refreshes)
+		return 0;
+	if (!w) {
+		if (!(w = calloc(1, sizeof(*w))))
+			return -ENOMEM;
+		w->rawsz = rawsz;
+		odb->walked = w;
+	} else if (w->graphs != graphs) {
+		/*
+		 * The last walk stopped at the old graph's commits: what
+		 * lies below them may be in no graph now (one deleted, or
+		 * written for fewer commits). Walk again from scratch.
+		 */
+		w->n = 0;
+		if (w->slots)
+			memset(w->slots, 0, w->nslots * sizeof(*w->slots));
+		w->capped = false;
+	}
+	/* The tips, copied: the refs are not held across reads. */
+	tips.rawsz = rawsz;
+	refs = odb_refs_get(odb);
+	for (size_t i = 0; ret == 0 && i < refs->n; i++)
+		ret = push(&tips, refs->v[i].id);
+	if (ret == 0 && refs->head_detached)
+		ret = push(&tips, refs->head_id);
+	odb_refs_put(odb);
+	for (size_t i = 0; ret == 0 && i < tips.n; i++)
+		ret = push_tip(odb, &st, tips.ids + i * rawsz);
+	free(tips.ids);
+	while (ret == 0 && st.n) {
+		const unsigned char *raw = st.ids + --st.n * rawsz;
+		unsigned char id[OID_RAWSZ_MAX];
+
+		if (walked_has(w, raw) || in_graph(odb, raw) ||
+		    !odb_has(odb, raw))
+			continue;
+		if (read == ODB_WALK_MAX) {
+			if (!w->capped)
+				log_msg(LOGL_WARN, "%s: listing commits stops "
+				    "at %zu read: write a commit-graph (git "
+				    "commit-graph write --reachable)",
+				    odb->repo->commondir, read);
+			w->capped = true;
+			break;
+		}
+		memcpy(id, raw, rawsz);
+		if ((ret = walked_add(w, id)) == 0)
+			ret = push_parents(odb, &st, id);
+		read++;
+	}
+	free(st.ids);
+	if (read)
+		walked_sort(w);
+	if (ret == 0) {
+		w->graphs = graphs;
+		w->refreshes = refreshes;
+	}
+	return ret;
+}
+
+static int
+cmp_raw(const void *a, const void *b, void *rawsz)
+{
+	return memcmp(a, b, *(size_t *)rawsz);
+}
+
+/* Sort the walk's ids, for listing, and index them again. */
+static void
+walked_sort(struct walked *w)
+{
+	size_t rawsz = w->rawsz;
+
+	qsort_r(w->ids, w->n, rawsz, cmp_raw, &rawsz);
+	memset(w->slots, 0, w->nslots * sizeof(*w->slots));
+	for (size_t i = 0; i < w->n; i++) {
+		size_t s = slot_of(w, w->ids + i * rawsz);
+
+		while (w->slots[s])
+			s = (s + 1) & (w->nslots - 1);
+		w->slots[s] = (uint32_t)i + 1;
+	}
+}
+
+/*
+ * Merge the sorted runs a (na ids) and b (nb) into out, each id once;
+ * the number of ids written.
+ */
+static size_t
+merge(const unsigned char *a, size_t na, const unsigned char *b, size_t nb,
+    unsigned char *out, size_t rawsz)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < na || j < nb) {
+		const unsigned char *next;
+
+		if (j == nb || (i < na && memcmp(a + i * rawsz, b + j * rawsz,
+		    rawsz) <= 0))
+			next = a + i++ * rawsz;
+		else
+			next = b + j++ * rawsz;
+		if (!k || memcmp(out + (k - 1) * rawsz, next, rawsz))
+			memcpy(out + k++ * rawsz, next, rawsz);
+	}
+	return k;
+}
+
+/*
+ * The ids of the sorted run ids (n of them) that the snapshot has,
+ * merged into the k ids at *all: *all and *spare swap.
+ */
+static size_t
+merge_present(const struct snapshot *s, const unsigned char *ids, size_t n,
+    unsigned char **all, size_t k, unsigned char **spare, size_t rawsz)
+{
+	unsigned char *run = *spare + k * rawsz, *swap;
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (snapshot_find(s, ids + i * rawsz, NULL))
+			memcpy(run + m++ * rawsz, ids + i * rawsz, rawsz);
+	if (!k) {
+		memcpy(*all, run, m * rawsz);
+		return m;
+	}
+	k = merge(*all, k, run, m, *spare, rawsz);
+	swap = *all;
+	*all = *spare;
+	*spare = swap;
+	return k;
+}
+
+int
+odb_list_commits(struct odb *odb, unsigned char **ids, size_t *n)
+{
+	size_t rawsz = odb->repo->rawsz, total, k = 0;
+	struct commitgraph *g;
+	struct snapshot *s;
+	unsigned char *all = NULL, *spare = NULL;
+	int ret;
+
+	*ids = NULL;
+	*n = 0;
+	pthread_mutex_lock(&odb->walk_lock);
+	if ((ret = walk_update(odb)) < 0)
+		goto out;
+	/* A pack went away while the snapshot was built: see recheck(). */
+	s = snap_enter(odb);
+	if (s->vanished && !odb->frozen) {
+		snap_exit();
+		(void)recheck(odb);
+		s = snap_enter(odb);
+	}
+	g = graph_enter(odb);
+	total = odb->walked->n + (g ? g->nr : 0);
+	/*
+	 * The runs hold total ids together: what is merged so far and the
+	 * next run fit in one buffer of that size.
+	 */
+	if (!(all = malloc(total * rawsz + 1)) ||
+	    !(spare = malloc(total * rawsz + 1))) {
+		ret = -ENOMEM;
+		snap_exit();
+		snap_exit();
+		goto out;
+	}
+	/* The walk's ids and each layer's are sorted runs: merged. */
+	k = merge_present(s, odb->walked->ids, odb->walked->n, &all, k,
+	    &spare, rawsz);
+	for (size_t i = 0; g && i < g->nlayers; i++)
+		k = merge_present(s, g->layers[i].oids, g->layers[i].nr, &all,
+		    k, &spare, rawsz);
+	if (g && commitgraph_shrank(g))
+		log_msg(LOGL_ERROR, "%s: commit-graph shrank while listed",
+		    g->layers[0].path);
+	snap_exit();
+	snap_exit();
+	*ids = all;
+	*n = k;
+	all = NULL;
+out:
+	pthread_mutex_unlock(&odb->walk_lock);
+	free(all);
+	free(spare);
 	return ret;
 }

@@ -35,6 +35,7 @@
 enum wkind {
 	W_NONE, W_OBJDIR, W_FANOUT, W_PACKDIR, W_INFO, W_GITDIR, W_REFS,
 	W_REFTABLE,	/* a reftable/ directory: tables.list */
+	W_GRAPHS,	/* info/commit-graphs: a split commit-graph */
 	W_STALE,	/* during setup(): not yet watched again */
 };
 
@@ -63,6 +64,7 @@ struct watch {
 	size_t touched_alloc;
 	bool alternates;	/* info/alternates changed */
 	bool refs;		/* a ref, packed-refs or HEAD changed */
+	bool graph;		/* a commit-graph or its chain changed */
 	const struct repo *repo;
 	uint64_t signature;	/* poll mode */
 };
@@ -208,6 +210,19 @@ watch_reftable(struct watch *w)
 	return add_watch(w, path, REFS_MASK, W_REFTABLE, 0, 0);
 }
 
+/*
+ * Watch info/commit-graphs of object directory d: git renames a new
+ * commit-graph-chain in there once its layers are written.
+ */
+static int
+watch_graphs(struct watch *w, unsigned d)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/info/commit-graphs", w->dirs[d]);
+	return add_watch(w, path, INFO_MASK, W_GRAPHS, d, 0);
+}
+
 /* (Re)create every watch for the current object directories. */
 static int
 setup(struct watch *w)
@@ -241,6 +256,8 @@ setup(struct watch *w)
 			return ret;
 		snprintf(path, sizeof(path), "%s/info", o);
 		if ((ret = add_watch(w, path, INFO_MASK, W_INFO, d, 0)) < 0)
+			return ret;
+		if ((ret = watch_graphs(w, d)) < 0)
 			return ret;
 		for (unsigned b = 0; b < 256; b++)
 			watch_fanout(w, d, b, false);
@@ -280,6 +297,7 @@ on_event(struct watch *w, const struct inotify_event *ev)
 
 	if (ev->mask & IN_Q_OVERFLOW) {
 		w->change.full = true;
+		w->graph = true;
 		return;
 	}
 	if (ev->wd < 0 || (size_t)ev->wd >= w->nwds)
@@ -289,6 +307,7 @@ on_event(struct watch *w, const struct inotify_event *ev)
 		/* The directory went away (git prune removes empty ones). */
 		if (e->kind == W_PACKDIR || e->kind == W_OBJDIR)
 			w->change.full = true;
+		w->graph |= e->kind == W_GRAPHS;
 		w->wds[ev->wd].kind = W_NONE;
 		return;
 	}
@@ -329,6 +348,17 @@ on_event(struct watch *w, const struct inotify_event *ev)
 	case W_INFO:
 		if (!strcmp(ev->name, "alternates"))
 			w->alternates = true;
+		if (!strcmp(ev->name, "commit-graph"))
+			w->graph = true;
+		if (!strcmp(ev->name, "commit-graphs")) {
+			w->graph = true;
+			if (watch_graphs(w, e->dir) < 0)
+				w->change.full = true;
+		}
+		break;
+	case W_GRAPHS:
+		if (!strcmp(ev->name, "commit-graph-chain"))
+			w->graph = true;
 		break;
 	case W_GITDIR:
 		if (!strcmp(ev->name, "HEAD") || !strcmp(ev->name,
@@ -444,12 +474,21 @@ publish(struct watch *w)
 {
 	struct snapshot_change *c = &w->change;
 	bool alternates = w->alternates;
-	int ret;
+	bool graph = w->graph || c->full || alternates;
+	int ret, gret;
 
 	if (c->full || c->packs || c->ntouched || alternates)
 		ret = publish_objects(w);
 	else
 		ret = 0;
+	/*
+	 * After the objects it names, before the refs, so that listing
+	 * commits walks from the new refs down to the new graph.
+	 */
+	w->graph = false;
+	if (graph && (gret = odb_graph_reload(w->odb)) < 0)
+		log_msg(LOGL_ERROR, "reading the commit-graph: %s",
+		    strerror(-gret));
 	if (w->refs) {
 		int rret;
 
@@ -513,8 +552,12 @@ run(void *arg)
 			uint64_t sig = signature(w);
 
 			if (sig == w->signature) {
-				/* Refs are cheap to read: no signature. */
+				/*
+				 * Refs are cheap to read: no signature; the
+				 * graph is reloaded only if its files moved.
+				 */
 				w->refs = true;
+				w->graph = true;
 				publish(w);
 				continue;
 			}

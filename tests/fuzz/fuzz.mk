@@ -18,7 +18,7 @@
 # For example: make -j2 fuzz FUZZ_TARGETS="delta idx" FUZZ_SECONDS=600
 # Changing FUZZ_DEFS or FUZZ_CFLAGS needs a make fuzz-clean first.
 
-FUZZ_TARGETS = idx pack delta loose tree commit refs reftable
+FUZZ_TARGETS = idx pack delta loose tree commit refs reftable commitgraph
 FUZZ_SECONDS ?= 60
 FUZZ_TIMEOUT ?= 10
 FUZZ_ARGS ?=
@@ -40,6 +40,7 @@ FUZZ_MAX_LEN_commit = 4096
 FUZZ_MAX_LEN_refs = 4096
 # A reftable of a few hundred refs in small blocks, with a ref index.
 FUZZ_MAX_LEN_reftable = 32768
+FUZZ_MAX_LEN_commitgraph = 8192
 
 FUZZ_DIR = tests/fuzz
 FUZZ_OUT = $(FUZZ_DIR)/out

@@ -6,8 +6,9 @@
 # OFS_DELTA and REF_DELTA entries; deltas cut from a pack with their bases;
 # loose object files; tree, commit and tag payloads from git cat-file; a
 # packed-refs file; the reftables of tests/fixtures/reftable (made by git
-# 2.55, which Debian's git cannot write). Hostile inputs are made by hand below, each named for
-# what is wrong with it; the delta ones follow tests/unit/test_delta.c.
+# 2.55, which Debian's git cannot write); commit-graph files, single and
+# the layers of a chain. Hostile inputs are made by hand below, each named
+# for what is wrong with it; the delta ones follow tests/unit/test_delta.c.
 # seedtool.c (zlib only) inflates pack entries and deflates hand-made loose
 # objects. Seeds keep their names from run to run and are overwritten;
 # files named by a SHA-1 were added by `make fuzz` and are left alone.
@@ -31,7 +32,7 @@ git config --global pack.threads 1
 git config --global gc.auto 0
 git config --global tag.gpgSign false
 
-for t in idx pack delta loose tree commit refs reftable; do
+for t in idx pack delta loose tree commit refs reftable commitgraph; do
 	mkdir -p "$corpus/$t"
 done
 
@@ -436,6 +437,106 @@ damage bad-restart-count-zero $((len - 2)) '\x00\x00'
 damage bad-restart-out-of-range $((len - 5)) '\xff\xff\xff'
 damage bad-value-type 29 '\x0f'
 damage bad-block-type 24 'x'
+
+# --- commit-graphs: a single file, the two layers of a chain, sha256 --------
+# History by commit-tree, dates fixed: merges, an octopus (EDGE chunk), a
+# commit dated past 2^32 (CDAT's 34-bit time).
+
+mkdir -p "$corpus/commitgraph"
+cgrepo() {
+	local fmt=$1 tree p a b oct i
+
+	git init -q --bare $fmt "$tmp/cg"
+	cd "$tmp/cg"
+	tree=$(git mktree </dev/null)
+	mk() {
+		local t=$1 args=
+		shift
+		for i in "$@"; do args="$args -p $i"; done
+		echo "c$t" | GIT_AUTHOR_DATE="@$t +0000" \
+		    GIT_COMMITTER_DATE="@$t +0000" git commit-tree $tree $args
+	}
+	p=; for i in $(seq 1 12); do p=$(mk $((1700000000 + i)) $p); done
+	a=$(mk 1700000100 "$(git rev-parse "$p~4")")
+	b=$(mk 1700000200 "$(git rev-parse "$p~6")")
+	oct=$(mk 1700000300 "$p" "$a" "$b" "$(git rev-parse "$p~9")")
+	p=$(mk 5000000000 "$oct")
+	git update-ref refs/heads/main "$p"
+	git commit-graph write --reachable
+}
+cgrepo ""
+put commitgraph single-sha1.graph <objects/info/commit-graph
+cg=$corpus/commitgraph/single-sha1.graph
+rm objects/info/commit-graph
+git rev-parse main~3 | git commit-graph write --split=no-merge --stdin-commits
+git commit-graph write --reachable --split=no-merge
+n=0
+for h in $(cat objects/info/commit-graphs/commit-graph-chain); do
+	put commitgraph "layer$n-sha1.graph" \
+	    <"objects/info/commit-graphs/graph-$h.graph"
+	n=$((n + 1))
+done
+cd "$fz"
+rm -rf "$tmp/cg"
+cgrepo --object-format=sha256
+put commitgraph single-sha256.graph <objects/info/commit-graph
+cd "$fz"
+
+# --- hostile commit-graphs, edited from the sha1 one -------------------------
+# Header 8, table (C + 1) * 12: chunk i's id at 8 + 12 i, its offset after.
+
+chunk() {	# chunk ID: the offset of the chunk ID in $cg
+	local i
+
+	for i in $(seq 0 $(($(od -An -tu1 -j6 -N1 "$cg") - 1))); do
+		if [ "$(dd if="$cg" bs=1 skip=$((8 + 12 * i)) count=4 \
+		    status=none)" = "$1" ]; then
+			od -An -tu8 --endian=big -j$((12 + 12 * i)) -N8 "$cg" |
+			    tr -d ' '
+			return
+		fi
+	done
+}
+toc() {		# toc ID: where the table's entry for ID is
+	local i
+
+	for i in $(seq 0 $(($(od -An -tu1 -j6 -N1 "$cg") - 1))); do
+		if [ "$(dd if="$cg" bs=1 skip=$((8 + 12 * i)) count=4 \
+		    status=none)" = "$1" ]; then
+			echo $((8 + 12 * i))
+			return
+		fi
+	done
+}
+oidl=$(chunk OIDL)
+cdat=$(chunk CDAT)
+edge=$(chunk EDGE)
+head -c $(($(stat -c %s "$cg") / 2)) "$cg" | put commitgraph bad-truncated
+cp "$cg" "$tmp/x" && patch "$tmp/x" 4 02
+put commitgraph bad-version2 <"$tmp/x"
+cp "$cg" "$tmp/x" && patch "$tmp/x" 5 02
+put commitgraph bad-hash-version <"$tmp/x"
+cp "$cg" "$tmp/x" && patch "$tmp/x" $(($(toc CDAT) + 4)) 00 00 00 00 7f ff ff ff
+put commitgraph bad-chunk-offset <"$tmp/x"
+cp "$cg" "$tmp/x" && patch "$tmp/x" "$(toc CDAT)" 4f 49 44 4c
+put commitgraph bad-chunk-twice <"$tmp/x"
+cp "$cg" "$tmp/x" && patch "$tmp/x" 6 40
+put commitgraph bad-chunk-count <"$tmp/x"
+cp "$cg" "$tmp/x" && patch "$tmp/x" $((cdat + 20)) 00 00 03 e8
+put commitgraph bad-parent-range <"$tmp/x"
+cp "$cg" "$tmp/x" && patch "$tmp/x" $((cdat + 24)) 80 00 00 7f
+put commitgraph bad-edge-past-end <"$tmp/x"
+# The EDGE run never ends: no entry has its top bit set.
+cp "$cg" "$tmp/x" && patch "$tmp/x" $((edge + 8)) 00 00 00 01
+put commitgraph bad-edge-unended <"$tmp/x"
+cp "$cg" "$tmp/x" && patch "$tmp/x" $(($(chunk OIDF) + 4 * 100)) 00 00 00 00
+put commitgraph bad-fanout-decreases <"$tmp/x"
+cp "$cg" "$tmp/x"
+dd if="$cg" of="$tmp/x" bs=1 skip=$oidl seek=$((oidl + 20)) count=20 \
+    conv=notrunc status=none
+put commitgraph bad-ids-repeat <"$tmp/x"
+cp "$cg" "$tmp/x" && patch "$tmp/x" 7 01
+put commitgraph bad-base-count <"$tmp/x"
 
 # --- sizes -------------------------------------------------------------------
 

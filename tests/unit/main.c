@@ -153,6 +153,7 @@ main(void)
 		{ "cache", test_cache },
 		{ "cell", test_cell },
 		{ "commit", test_commit },
+		{ "commitgraph", test_commitgraph },
 		{ "delta", test_delta },
 		{ "pack", test_pack },
 		{ "idx", test_idx },

@@ -130,6 +130,59 @@ int odb_list(struct odb *odb, unsigned b, unsigned char **ids, size_t *nr);
 /* True when some object's id begins with byte b. */
 bool odb_has_prefix(struct odb *odb, unsigned b);
 
+/*
+ * Commits one walk reads at most: six to ten seconds of reading at
+ * 6-9 us a commit (below). A history longer than that needs a commit-graph
+ * (git commit-graph write --reachable) to be listed whole.
+ */
+#define ODB_WALK_MAX ((size_t)1 << 20)
+
+/*
+ * Every commit the store has that can be listed cheaply, sorted by id,
+ * each once: *ids is malloc'd (free() it) and holds *n ids of
+ * odb_repo()->rawsz bytes.
+ *
+ * They come from two places. The commit-graph (commitgraph.h) names most:
+ * each id it holds that odb_has() finds (a graph may name commits gc
+ * removed since; a hostile one may name any object, so a caller still
+ * checks the type of what it shows). The rest, commits newer than the
+ * graph, or all of them without one, are found by walking history from
+ * every ref and HEAD, reading each commit not in the graph, down to the
+ * graph's commits or to the commits an earlier walk found; at most
+ * ODB_WALK_MAX commits are read per walk (logged once when that stops
+ * it). The walk is kept: after the refs are published anew, the next
+ * call reads only the commits it has not seen; after the graph is, it
+ * walks again from scratch (down to the new graph's commits).
+ *
+ * Cost, measured on 50 000 linear commits in one pack (2 loaded cores):
+ * with a graph, 9-15 ms for the first call and 7-9 ms after (a look-up
+ * per id; loading the 3 MB graph and checking it, about 10 ms, is the
+ * watcher's); without one, 0.3-0.4 s for the first call (6-9 us per
+ * commit read, against 0.5-0.8 s for git rev-list --all without its
+ * graph and 0.2 s with it) and 11-17 ms after, as long as the refs only
+ * gain commits. Commits that no ref reaches and no graph names are not
+ * listed. Not for the lookup path: the first call after a ref moved
+ * reads objects.
+ */
+int odb_list_commits(struct odb *odb, unsigned char **ids, size_t *n);
+
+/*
+ * What the commit-graph says of the commit raw: its committer time and
+ * up to max parent ids (in parents, max * rawsz bytes; *nparents is
+ * how many it has, which may be more than max). Memory only. -ENOENT
+ * when no graph names raw (read the commit instead), -EFSCORRUPTED
+ * (logged) when the graph changed in place.
+ */
+int odb_graph_commit(struct odb *odb, const unsigned char *raw,
+    unsigned char *parents, size_t max, size_t *nparents, int64_t *time);
+
+/*
+ * Open the commit-graph again if its files changed (a few stat(2)s when
+ * they did not) and publish it: the watcher's side, when it sees
+ * objects/info/commit-graph or info/commit-graphs/ replaced.
+ */
+int odb_graph_reload(struct odb *odb);
+
 /* What the store has done and holds, for statistics. */
 struct odb_stats {
 	uint64_t snapshots;	/* snapshots published since open */

@@ -2,7 +2,8 @@
  * watch: keeps an odb's snapshot fresh while the repository changes.
  *
  * In inotify mode a thread blocks on the object directories, their fan-out
- * directories, pack directories and info/ (alternates). Each batch of
+ * directories, pack directories, info/ (alternates, the commit-graph) and
+ * info/commit-graphs/ (its chain). Each batch of
  * events becomes one snapshot_change: loose ids touched, packs changed, or
  * a full rescan (queue overflow, a watched directory replaced, alternates
  * changed); odb_update() publishes it and the callback is told. With no
