@@ -258,10 +258,11 @@ odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uint64_t)(uintptr_t)d;
 	/*
 	 * Listings under an id never change: the kernel may keep them. Those
-	 * of objects/ and of the refs do.
+	 * of objects/, commits/ and the refs do.
 	 */
 	fi->cache_readdir = node_timeout(n) > 0 && n->kind != NODE_OBJECTS &&
-	    n->kind != NODE_FANOUT && !shows_refs(n);
+	    n->kind != NODE_FANOUT && n->kind != NODE_COMMITS &&
+	    !shows_refs(n);
 	fi->keep_cache = fi->cache_readdir;
 	fuse_reply_open(req, fi);
 }

@@ -161,11 +161,42 @@ commits_find(struct odbfs *fs, struct node *dir, const char *name,
 	    -ENOENT;
 }
 
-/* Lists nothing: there is no cheap list of every commit. */
+/*
+ * Every commit the store can list (odb_list_commits(): git's commit-graph,
+ * and a walk from the refs for what is newer or when there is none), each
+ * checked to be a commit, as a lookup would find it.
+ */
+static int
+commits_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
+{
+	unsigned char *ids, key[KEY_MAX];
+	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
+	struct objinfo info;
+	size_t n;
+	int ret;
+
+	if ((ret = odb_list_commits(fs->odb, &ids, &n)) < 0)
+		return ret;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		const unsigned char *id = ids + i * fs->rawsz;
+
+		if (odb_info(fs->odb, id, &info) < 0 ||
+		    info.type != OBJ_COMMIT)
+			continue;
+		oid_to_hex(hex, id, fs->rawsz);
+		child_path(dir, hex, path, sizeof(path));
+		ret = add_rec(l, hex, true, S_IFDIR, node_ino(key,
+		    view_dir_key(key, path)));
+	}
+	free(ids);
+	return ret;
+}
+
 const struct view_kind view_commits_kind = {
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
 	.find = commits_find,
+	.list = commits_list,
 };
 
 /* 'M', the commit's id, the member's name. */

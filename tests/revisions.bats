@@ -141,3 +141,28 @@ rev_is() {
 	git -C "$r" checkout -q main
 	within_a_second link_is "$MNT/HEAD" refs/heads/main
 }
+
+@test "commits/ lists every commit, from the commit-graph or a walk, a new one at once, with lookup's inode numbers" {
+	local r=$BATS_TEST_TMPDIR/r
+	git clone -q "$FIX" "$r"
+	git -C "$r" fetch -q origin '+refs/heads/*:refs/heads/*' 2>/dev/null || :
+	mount_odbfs "$r" "$MNT"
+	# No graph: a walk from the refs.
+	[ ! -e "$r/.git/objects/info/commit-graph" ]
+	diff <(ls "$MNT/commits") <(git -C "$r" rev-list --all | LC_ALL=C sort)
+	# With one, and a commit newer than it.
+	git -C "$r" commit-graph write --reachable
+	git -C "$r" commit -q --allow-empty -m after-graph
+	within_a_second grep -qx "$(git -C "$r" rev-parse HEAD)" \
+		<(ls "$MNT/commits")
+	diff <(ls "$MNT/commits") <(git -C "$r" rev-list --all | LC_ALL=C sort)
+	/usr/bin/python3 - "$MNT/commits" <<-'PY'
+	import os, sys
+	n = 0
+	for e in os.scandir(sys.argv[1]):
+	    assert e.inode() == os.lstat(e.path).st_ino, e.name
+	    assert e.is_dir(follow_symlinks=False), e.name
+	    n += 1
+	assert n >= 9, n
+	PY
+}
