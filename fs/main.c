@@ -116,6 +116,8 @@ parse_umask(const char *s)
 
 	if (!s)
 		return 022;
+	if (!*s || s[strspn(s, "01234567")])
+		return -1;	/* strtol would take " 22" and "+22" */
 	errno = 0;
 	m = strtol(s, &end, 8);
 	return end == s || *end || errno || m < 0 || m > 0777 ? -1 : (int)m;

@@ -91,7 +91,13 @@ fill_attr(const struct odbfs *fs, const struct node *n, struct stat *st)
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = n->ino;
-	st->st_mode = S_ISLNK(n->mode) ? n->mode : n->mode & ~fs->umask;
+	/*
+	 * -o umask= is for what the repository holds, whose modes others may
+	 * read; not symlinks (always 0777) nor .odbfs/ (0500, 0400: its
+	 * owner's alone, whatever umask says).
+	 */
+	st->st_mode = S_ISLNK(n->mode) || !(n->mode & S_IROTH) ? n->mode :
+	    n->mode & ~fs->umask;
 	st->st_nlink = S_ISDIR(n->mode) ? dir_nlink(fs, n) : 1;
 	st->st_uid = fs->uid;
 	st->st_gid = fs->gid;

@@ -123,25 +123,22 @@ static void
 drop_ref(struct odbfs *fs, const struct shown *before,
     const struct shown *after, const char *name, bool moved)
 {
-	char path[4096];
-	size_t len = strlen(name);
-	char *slash;
+	char *path = strdup(name), *slash;
 
-	if (len >= sizeof(path))
+	if (!path || !(slash = strrchr(path, '/'))) {
+		free(path);	/* no ref name lacks a '/' */
 		return;
-	memcpy(path, name, len + 1);
-	slash = strrchr(path, '/');
-	if (!slash)
-		return;		/* no ref name lacks one */
+	}
 	*slash = '\0';
 	drop(fs, path, slash + 1, strlen(slash + 1));
 	while (!moved && (slash = strrchr(path, '/'))) {
 		if (has_under(before, path) == has_under(after, path))
-			return;	/* it stays, and so does all above it */
+			break;	/* it stays, and so does all above it */
 		*slash = '\0';
 		drop(fs, path, slash + 1, strlen(slash + 1));
 	}
-	/* path is now "refs", which is always there. */
+	/* At the top, path is "refs", which is always there. */
+	free(path);
 }
 
 void

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 #include <sys/stat.h>
 
 #include "odbstore/log.h"
@@ -40,13 +41,23 @@
 size_t
 view_dir_key(unsigned char *key, const char *path)
 {
-	size_t len = strlen(path);
+	size_t len = strlen(path), room = KEY_MAX - 2 - sizeof(uint64_t);
+	uint64_t h;
 
-	if (len > KEY_MAX - 2)
-		len = KEY_MAX - 2;
 	key[0] = 'D';
-	memcpy(key + 1, path, len);
-	return len + 1;
+	if (len <= room) {
+		memcpy(key + 1, path, len);
+		return len + 1;
+	}
+	/*
+	 * Longer than a key holds (a ref may be named so): its start and a
+	 * hash of it all, so that a path and its parent never share a key,
+	 * which would give the kernel one node for both, a loop.
+	 */
+	h = XXH3_64bits(path, len);
+	memcpy(key + 1, path, room);
+	memcpy(key + 1 + room, &h, sizeof(h));
+	return 1 + room + sizeof(h);
 }
 
 size_t

@@ -11,6 +11,14 @@
 #include "odbstore/refs.h"
 #include "view_int.h"
 
+/*
+ * The longest path of a refs directory or ref shown: git sets no bound on
+ * a packed ref's name; this one is past what any path a system call takes
+ * (4096), so that only a walk a directory at a time (openat) reaches the
+ * deepest, and a key holds such a path by a hash (view_dir_key()).
+ */
+#define REF_PATH_MAX 32768
+
 /* Why odb_peel() of id failed with ret, in a few words. */
 static const char *
 peel_failure(struct odbfs *fs, const unsigned char *id, int ret)
@@ -204,7 +212,7 @@ refs_find_child(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
 	unsigned char id[OID_RAWSZ_MAX];
-	char path[KEY_MAX], under[KEY_MAX + 1];
+	char path[REF_PATH_MAX], under[REF_PATH_MAX + 1];
 	const struct refs *refs;
 	long i;
 	bool isdir = false;
@@ -243,7 +251,7 @@ refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 	size_t plen = strlen(dir->path), nleaf = 0, leaf_alloc = 0;
 	struct leaf { char *name; unsigned char id[OID_RAWSZ_MAX]; } *leaf = NULL;
 	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
-	char *prefix, last[4096] = "", target[4096 + 64], path[KEY_MAX];
+	char *prefix, last[4096] = "", target[4096 + 64], path[REF_PATH_MAX];
 	enum obj_type type;
 	long i, first;
 	int ret = 0;

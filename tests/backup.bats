@@ -675,6 +675,17 @@ modes() {
 		[ "$(stat -c %a "$MNT/.odbfs" "$MNT/.odbfs/stats")" = "$(printf '500\n400')" ]
 		unmount_odbfs "$MNT"
 	done
+	# A umask of the owner's bits leaves .odbfs/ its owner's still.
+	mount_odbfs "$REPO" "$MNT" -o umask=0777
+	[ "$(stat -c %a "$MNT/.odbfs" "$MNT/.odbfs/stats" "$MNT/objects/$blob" "$MNT")" = \
+		"$(printf '500\n400\n0\n0')" ]
+	unmount_odbfs "$MNT"
+	# Octal digits alone, as mount(8) options are written.
+	for um in " 22" +22 "022 " 08 "" 1000; do
+		run "$ODBFS" -f -o "umask=$um" "$REPO" "$MNT"
+		[ "$status" -eq 1 ]
+		[[ $output == *"umask="*"expected octal"* ]]
+	done
 }
 
 @test "times: a commit's files carry its committer time, the rest the repository's birth; ctimes all differ" {

@@ -166,3 +166,36 @@ rev_is() {
 	assert n >= 9, n
 	PY
 }
+
+@test "refs nested past what a node key holds: each directory its own, no loop" {
+	local r=$BATS_TEST_TMPDIR/long.git l c1 c2
+	git clone -q --bare "$FIX" "$r"
+	c1=$(git -C "$r" rev-parse main) c2=$(git -C "$r" rev-parse main~1)
+	l=$(/usr/bin/python3 -c "print('/'.join(['x' * 200] * 22))")
+	{
+		echo "# pack-refs with: peeled fully-peeled sorted "
+		echo "$c1 refs/heads/$l/a/one"
+		echo "$c2 refs/heads/$l/b/two"
+	} >"$r/packed-refs"
+	[ "$(git -C "$r" for-each-ref "refs/heads/$l" | wc -l)" -eq 2 ]
+	mount_odbfs "$r" "$MNT"
+	# Walked a directory at a time: no path of this length fits a call.
+	/usr/bin/python3 - "$MNT" "$l" "$c1" "$c2" <<-'PY'
+	import os, sys
+	mnt, l, c1, c2 = sys.argv[1:]
+	fd = os.open(mnt + '/refs/heads', os.O_RDONLY)
+	seen = {os.fstat(fd).st_ino}
+	for comp in l.split('/'):
+	    n = os.open(comp, os.O_RDONLY, dir_fd=fd)
+	    os.close(fd)
+	    fd = n
+	    ino = os.fstat(fd).st_ino
+	    assert ino not in seen, comp
+	    seen.add(ino)
+	assert sorted(os.listdir(fd)) == ['a', 'b'], os.listdir(fd)
+	for d, name, c in (('a', 'one', c1), ('b', 'two', c2)):
+	    sub = os.open(d, os.O_RDONLY, dir_fd=fd)
+	    assert os.listdir(sub) == [name]
+	    assert os.readlink(name, dir_fd=sub).endswith('commits/' + c)
+	PY
+}
