@@ -108,10 +108,11 @@ fill_attr(const struct odbfs *fs, const struct node *n, struct stat *st)
 	st->st_ctim.tv_nsec = (long)(n->ino % 1000000000);
 	/*
 	 * What has the repository's time has no time of its own to keep
-	 * whole (git archive gives a commit's files whole seconds): its mtime
-	 * differs by file too, for borg's --files-cache=mtime,size.
+	 * whole (git archive gives a commit's files whole seconds): its files'
+	 * mtimes differ too, for borg's --files-cache=mtime,size (directories
+	 * and links keep whole seconds, which tar's archives carry).
 	 */
-	if (n->time == NODE_TIME_REPO)
+	if (n->time == NODE_TIME_REPO && S_ISREG(n->mode))
 		st->st_atim.tv_nsec = st->st_mtim.tv_nsec = st->st_ctim.tv_nsec;
 }
 

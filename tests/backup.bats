@@ -249,7 +249,8 @@ remount() {
 # SOURCES: what every tool backs up: the mount's root (objects/, refs/,
 # HEAD) and the trees of both commits.
 sources() {
-	SOURCES=("$MNT" "$MNT/commits/$C1/tree" "$MNT/commits/$C2/tree")
+	# commits/ lists both commits: the root holds their trees.
+	SOURCES=("$MNT")
 }
 
 # regular_files PATH...: how many regular files a walk of PATH... meets.
