@@ -256,22 +256,11 @@ layer_open(struct cg_layer *l, const char *path, size_t rawsz, uint32_t base,
     unsigned nbases)
 {
 	struct map file;
-	struct stat st;
 	uint64_t lost;
-	int fd, ret;
+	int ret;
 
 	memset(l, 0, sizeof(*l));
-	/* O_NONBLOCK: a FIFO put in its place must not stop the watcher. */
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-		close(fd);
-		return log_corrupt("%s: not a regular, non-empty file "
-		    "(offset 0)", path);
-	}
-	ret = map_open(&file, fd, &st);
-	close(fd);
-	if (ret < 0)
+	if ((ret = map_path(&file, path)) < 0)
 		return ret;
 	ret = commitgraph_parse(l, file.base, file.size, rawsz, base, nbases,
 	    path);

@@ -82,27 +82,11 @@ int
 idx_open(struct idx *idx, const char *path, size_t rawsz)
 {
 	struct map file;
-	struct stat st;
 	uint64_t lost;
-	int fd, ret;
+	int ret;
 
 	memset(idx, 0, sizeof(*idx));
-	/*
-	 * O_NONBLOCK: a FIFO put in its place must not stop the caller.
-	 * Symlinks are followed, as git follows them; fstat() then checks
-	 * what they lead to.
-	 */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-		close(fd);
-		return log_corrupt("%s: not a regular, non-empty file "
-		    "(offset 0)", path);
-	}
-	ret = map_open(&file, fd, &st);
-	close(fd);
-	if (ret < 0)
+	if ((ret = map_path(&file, path)) < 0)
 		return ret;
 	ret = idx_parse(idx, file.base, file.size, rawsz, path);
 	if (ret == 0 && map_shrank(&file, &lost))

@@ -12,6 +12,7 @@
  * mapping holds it open.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "map.h"
+#include "odbstore/log.h"
 
 /*
  * Two mappings for each pack (its index and its data) and one for each
@@ -219,4 +221,23 @@ map_shrank(const struct map *m, uint64_t *off)
 	if (lost && off)
 		*off = lost - 1;
 	return lost != 0;
+}
+
+int
+map_path(struct map *m, const char *path)
+{
+	struct stat st;
+	int fd, ret;
+
+	memset(m, 0, sizeof(*m));
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return log_corrupt("%s: not a regular, non-empty file "
+		    "(offset 0)", path);
+	}
+	ret = map_open(m, fd, &st);
+	close(fd);
+	return ret;
 }

@@ -59,6 +59,14 @@ struct map {
  */
 int map_open(struct map *m, int fd, const struct stat *st);
 
+/*
+ * Open path without blocking (a FIFO put in its place must not stop the
+ * caller; a symlink is followed, as git follows it), check that it leads
+ * to a regular file that is not empty, and map_open() it. -errno from
+ * open(), or -EFSCORRUPTED, logged with path, for what is no such file.
+ */
+int map_path(struct map *m, const char *path);
+
 /* Unregister and unmap; a map never opened, or closed, is left alone. */
 void map_close(struct map *m);
 
