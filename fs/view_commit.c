@@ -25,42 +25,24 @@ static int
 commit_dir(struct odbfs *fs, struct node *commits, const unsigned char *id,
     struct node **out)
 {
-	char what[8 + OID_HEXSZ_MAX], path[KEY_MAX];
-	struct reader *r = NULL;
-	unsigned char *buf = NULL;
-	struct node_ext *x;
+	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
 	struct node *n;
-	size_t len;
 	int ret;
 
-	memcpy(what, "commit ", 7);
-	oid_to_hex(what + 7, id, fs->rawsz);
-	child_path(commits, what + 7, path, sizeof(path));
+	oid_to_hex(hex, id, fs->rawsz);
+	child_path(commits, hex, path, sizeof(path));
 	if (!(n = new_dir(NODE_COMMIT, path, NODE_TIME_REPO)))
 		return -ENOMEM;
-	if ((ret = node_ext_new(n)) < 0)
-		goto out;
-	x = n->ext;
-	memcpy(x->id, id, fs->rawsz);
-	n->type = OBJ_COMMIT;
-	if ((ret = odb_reader_open(fs->odb, id, &r)) < 0)
-		goto out;
-	if (reader_info(r)->type != OBJ_COMMIT) {
-		ret = -ENOENT;
-		goto out;
+	if ((ret = node_ext_new(n)) == 0) {
+		memcpy(n->ext->id, id, fs->rawsz);
+		n->type = OBJ_COMMIT;
+		ret = odb_commit_read(fs->odb, id, &n->ext->commit);
 	}
-	if ((ret = commit_header_read(r, what, &buf, &len)) < 0 ||
-	    (ret = commit_parse(&x->commit, what, buf, len,
-	    reader_info(r)->size, fs->rawsz)) < 0)
-		goto out;
-	n->time = x->commit.time;
-out:
-	free(buf);
-	reader_close(r);
 	if (ret < 0) {
 		node_free(n);
 		return ret;
 	}
+	n->time = n->ext->commit.time;
 	return intern(n, out);
 }
 

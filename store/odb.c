@@ -876,32 +876,44 @@ push_tip(struct odb *odb, struct stack *st, const unsigned char *raw)
 	return push(st, peeled);
 }
 
+int
+odb_commit_read(struct odb *odb, const unsigned char *raw, struct commit *c)
+{
+	char what[8 + OID_HEXSZ_MAX];
+	size_t rawsz = odb->repo->rawsz, len;
+	unsigned char *buf = NULL;
+	struct reader *r;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	memcpy(what, "commit ", 7);
+	oid_to_hex(what + 7, raw, rawsz);
+	if ((ret = odb_reader_open(odb, raw, &r)) < 0)
+		return ret;
+	if (reader_info(r)->type != OBJ_COMMIT)
+		ret = -ENOENT;
+	else if ((ret = commit_header_read(r, what, &buf, &len)) == 0)
+		ret = commit_parse(c, what, buf, len, reader_info(r)->size,
+		    rawsz);
+	free(buf);
+	reader_close(r);
+	if (ret < 0) {
+		commit_release(c);
+		memset(c, 0, sizeof(*c));
+	}
+	return ret;
+}
+
 /* The parents of commit raw, pushed; a commit that cannot be read: none. */
 static int
 push_parents(struct odb *odb, struct stack *st, const unsigned char *raw)
 {
-	char what[8 + OID_HEXSZ_MAX];
-	struct commit c = { 0 };
-	struct objinfo info;
-	struct reader *r;
-	unsigned char *buf = NULL;
-	size_t len;
-	int ret;
+	struct commit c;
+	int ret = odb_commit_read(odb, raw, &c);
 
-	memcpy(what, "commit ", 7);
-	oid_to_hex(what + 7, raw, st->rawsz);
-	if (odb_info(odb, raw, &info) < 0 || info.type != OBJ_COMMIT)
-		return 0;
-	if (odb_reader_open(odb, raw, &r) < 0)
-		return 0;
-	ret = commit_header_read(r, what, &buf, &len);
-	reader_close(r);
-	if (ret == 0)
-		ret = commit_parse(&c, what, buf, len, info.size, st->rawsz);
 	for (size_t i = 0; ret == 0 && i < c.nparents; i++)
 		ret = push(st, c.parents + i * st->rawsz);
 	commit_release(&c);
-	free(buf);
 	return ret == -ENOMEM ? ret : 0;
 }
 

@@ -26,31 +26,6 @@
  */
 #define REV_STEPS_MAX 100000
 
-/* The parents of commit id: *c holds them; commit_release() it. */
-static int
-read_commit(struct odb *odb, const unsigned char *id, struct commit *c)
-{
-	char what[8 + OID_HEXSZ_MAX];
-	size_t rawsz = odb_rawsz(odb), len;
-	unsigned char *buf = NULL;
-	struct reader *r;
-	int ret;
-
-	memset(c, 0, sizeof(*c));
-	memcpy(what, "commit ", 7);
-	oid_to_hex(what + 7, id, rawsz);
-	if ((ret = odb_reader_open(odb, id, &r)) < 0)
-		return ret;
-	if (reader_info(r)->type != OBJ_COMMIT)
-		ret = -ENOENT;
-	else if ((ret = commit_header_read(r, what, &buf, &len)) == 0)
-		ret = commit_parse(c, what, buf, len, reader_info(r)->size,
-		    rawsz);
-	free(buf);
-	reader_close(r);
-	return ret;
-}
-
 /*
  * The count after a '~' or '^' at *s (1 when no digits follow), moving *s
  * past it; -1 when it is too large to be any ancestor.
@@ -135,7 +110,7 @@ odb_rev_suffix(struct odb *odb, const unsigned char *id, const char *suffix,
 		for (long k = op == '^' ? !!n : n; k > 0; k--) {
 			size_t which = op == '^' ? (size_t)n - 1 : 0;
 
-			if ((ret = read_commit(odb, out, &c)) == 0 &&
+			if ((ret = odb_commit_read(odb, out, &c)) == 0 &&
 			    which >= c.nparents)
 				ret = -ENOENT;
 			if (ret == 0)

@@ -72,6 +72,16 @@ int odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,
     enum obj_type *type);
 
 /*
+ * The header of commit raw, parsed into *c (commit.h: bounded whatever
+ * the message's size): 0; -ENOENT when raw is missing or no commit; the
+ * parser's -EFSCORRUPTED (logged) or the store's errors. On failure *c is
+ * left empty; else commit_release() it.
+ */
+struct commit;
+int odb_commit_read(struct odb *odb, const unsigned char *raw,
+    struct commit *c);
+
+/*
  * Is suffix one or more of git's ancestry steps, "~N" and "^N" (N
  * optional), and nothing else?
  */
