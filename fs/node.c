@@ -202,6 +202,8 @@ node_free(struct node *n)
 		free(n->ext->buf);
 		if (n->kind == NODE_COMMIT)
 			commit_release(&n->ext->commit);
+		if (n->kind == NODE_TAG)
+			tag_release(&n->ext->tag);
 		if (n->kind == NODE_TREE) {
 			tree_release(&n->ext->tree);
 			free(n->ext->by_name);

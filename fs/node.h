@@ -41,8 +41,10 @@ enum node_kind {
 	NODE_OBJECT,		/* objects/<id> */
 	NODE_COMMITS,		/* commits/ */
 	NODE_TREES,		/* trees/ */
+	NODE_TAGS,		/* tags/ */
 	NODE_REFDIR,		/* refs/ and below: path */
 	NODE_COMMIT,		/* commits/<id>/ */
+	NODE_TAG,		/* tags/<id>/ */
 	NODE_TREE,		/* a tree as a directory: path */
 	NODE_GITLINK,		/* a submodule: an empty directory */
 	NODE_BLOB,		/* a file of a tree */
@@ -87,6 +89,12 @@ struct node_ext {
 	unsigned char *buf;	/* NODE_TREE: the object */
 	union {
 		struct commit commit;		/* NODE_COMMIT */
+		struct {
+			struct tag tag;		/* NODE_TAG */
+			/* The tree it peels to, if it peels to one. */
+			unsigned char tag_tree[OID_RAWSZ_MAX];
+			bool tag_has_tree;
+		};
 		struct {
 			struct tree tree;	/* NODE_TREE */
 			size_t *by_name;	/* entries sorted by name */

@@ -64,11 +64,12 @@ dir_nlink(const struct odbfs *fs, const struct node *n)
 {
 	switch (n->kind) {
 	case NODE_ROOT:
-		return fs->nometa ? 6 : 7;	/* refs commits trees objects */
+		return fs->nometa ? 7 : 8;	/* refs commits trees tags objects */
 	case NODE_COMMIT:
 		return 3;			/* tree */
 	case NODE_TREE:
 		return 2 + (nlink_t)n->ext->subdirs;
+	case NODE_TAG:				/* no subdirectory */
 	case NODE_GITLINK:
 	case NODE_META:
 		return 2;
@@ -265,11 +266,11 @@ odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uint64_t)(uintptr_t)d;
 	/*
 	 * Listings under an id never change: the kernel may keep them. Those
-	 * of objects/, commits/ and the refs do.
+	 * of objects/, commits/, trees/, tags/ and the refs do.
 	 */
 	fi->cache_readdir = node_timeout(n) > 0 && n->kind != NODE_OBJECTS &&
 	    n->kind != NODE_FANOUT && n->kind != NODE_COMMITS &&
-	    !shows_refs(n);
+	    n->kind != NODE_TREES && n->kind != NODE_TAGS && !shows_refs(n);
 	fi->keep_cache = fi->cache_readdir;
 	fuse_reply_open(req, fi);
 }

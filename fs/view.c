@@ -196,6 +196,7 @@ static const struct view_fixed root_fixed[] = {
 	{ "refs", S_IFDIR, NODE_REFDIR, key_dir, make_dir },
 	{ "commits", S_IFDIR, NODE_COMMITS, key_dir, make_dir },
 	{ "trees", S_IFDIR, NODE_TREES, key_dir, make_dir },
+	{ "tags", S_IFDIR, NODE_TAGS, key_dir, make_dir },
 	{ "objects", S_IFDIR, NODE_OBJECTS, key_dir, make_dir },
 	{ ".odbfs", S_IFDIR, NODE_META, meta_key, make_dir },
 };
@@ -214,6 +215,8 @@ static const struct view_kind *const kinds[] = {
 	[NODE_FANOUT] = &view_fanout_kind,
 	[NODE_COMMITS] = &view_commits_kind,
 	[NODE_TREES] = &view_trees_kind,
+	[NODE_TAGS] = &view_tags_kind,
+	[NODE_TAG] = &view_tag_kind,
 	[NODE_REFDIR] = &view_refs_kind,
 	[NODE_COMMIT] = &view_commit_kind,
 	[NODE_TREE] = &view_tree_kind,
@@ -390,4 +393,26 @@ dirlist_free(struct dirlist *l)
 	free(l->ids);
 	free(l->why);
 	free(l);
+}
+
+int
+list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
+    const unsigned char *ids, size_t n, enum obj_type type)
+{
+	unsigned char key[KEY_MAX];
+	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
+	struct objinfo info;
+	int ret = 0;
+
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		const unsigned char *id = ids + i * fs->rawsz;
+
+		if (odb_info(fs->odb, id, &info) < 0 || info.type != type)
+			continue;
+		oid_to_hex(hex, id, fs->rawsz);
+		child_path(dir, hex, path, sizeof(path));
+		ret = add_rec(l, hex, true, S_IFDIR, node_ino(key,
+		    view_dir_key(key, path)));
+	}
+	return ret;
 }

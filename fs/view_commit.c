@@ -46,15 +46,10 @@ commit_dir(struct odbfs *fs, struct node *commits, const unsigned char *id,
 	return intern(n, out);
 }
 
-/*
- * commits/<id>/message: the bytes after the header's blank line, read
- * from the object when the file is read (ops.c), never held.
- */
-static struct node *
-message_file(struct odbfs *fs, const struct node *dir,
-    const unsigned char *key, size_t klen)
+struct node *
+member_slice(struct odbfs *fs, const struct node *dir, uint64_t header_len,
+    uint64_t message_len, const unsigned char *key, size_t klen)
 {
-	const struct commit *c = &dir->ext->commit;
 	struct node *n = node_new(NODE_SLICE, key, klen);
 
 	if (!n || node_ext_new(n) < 0) {
@@ -62,8 +57,8 @@ message_file(struct odbfs *fs, const struct node *dir,
 		return NULL;
 	}
 	memcpy(n->ext->id, node_id(dir), fs->rawsz);
-	n->ext->slice_off = c->header_len + 1;
-	n->size = c->message_len;
+	n->ext->slice_off = header_len + 1;
+	n->size = message_len;
 	n->mode = NODE_MODE_FILE;
 	n->time = dir->time;
 	return n;
@@ -151,25 +146,13 @@ commits_find(struct odbfs *fs, struct node *dir, const char *name,
 static int
 commits_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	unsigned char *ids, key[KEY_MAX];
-	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
-	struct objinfo info;
+	unsigned char *ids;
 	size_t n;
 	int ret;
 
 	if ((ret = odb_list_commits(fs->odb, &ids, &n)) < 0)
 		return ret;
-	for (size_t i = 0; i < n && ret == 0; i++) {
-		const unsigned char *id = ids + i * fs->rawsz;
-
-		if (odb_info(fs->odb, id, &info) < 0 ||
-		    info.type != OBJ_COMMIT)
-			continue;
-		oid_to_hex(hex, id, fs->rawsz);
-		child_path(dir, hex, path, sizeof(path));
-		ret = add_rec(l, hex, true, S_IFDIR, node_ino(key,
-		    view_dir_key(key, path)));
-	}
+	ret = list_ids(fs, dir, l, ids, n, OBJ_COMMIT);
 	free(ids);
 	return ret;
 }
@@ -181,8 +164,7 @@ const struct view_kind view_commits_kind = {
 	.list = commits_list,
 };
 
-/* 'M', the commit's id, the member's name. */
-static size_t
+size_t
 member_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
@@ -232,9 +214,8 @@ tree_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 	    path), dir->time, 0, out);
 }
 
-/* A link of the commit to the object id, as prefix then its hex. */
-static int
-link_to(struct odbfs *fs, struct node *dir, const char *prefix,
+int
+member_link(struct odbfs *fs, struct node *dir, const char *prefix,
     const unsigned char *id, const unsigned char *key, size_t klen,
     struct node **out)
 {
@@ -250,22 +231,21 @@ parent_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	(void)f;
-	return link_to(fs, dir, "../", dir->ext->commit.parents, key, klen,
+	return member_link(fs, dir, "../", dir->ext->commit.parents, key, klen,
 	    out);
 }
 
-static int
-raw_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+int
+member_raw(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	(void)f;
-	return link_to(fs, dir, "../../objects/", node_id(dir), key, klen,
+	return member_link(fs, dir, "../../objects/", node_id(dir), key, klen,
 	    out);
 }
 
-/* A file of the commit holding data (malloc'd, len bytes; taken). */
-static int
-data_file(struct node *dir, char *data, size_t len, const unsigned char *key,
+int
+member_data(struct node *dir, char *data, size_t len, const unsigned char *key,
     size_t klen, struct node **out)
 {
 	struct node *n;
@@ -298,12 +278,11 @@ parents_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 			    c->parents + i * fs->rawsz, fs->rawsz);
 			data[(i + 1) * (2 * fs->rawsz + 1) - 1] = '\n';
 		}
-	return data_file(dir, data, len, key, klen, out);
+	return member_data(dir, data, len, key, klen, out);
 }
 
-/* A header line's value, then a newline. */
-static int
-line_file(struct node *dir, const char *v, size_t vlen,
+int
+member_line(struct node *dir, const char *v, size_t vlen,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	char *data = malloc(vlen + 2);
@@ -312,7 +291,7 @@ line_file(struct node *dir, const char *v, size_t vlen,
 		memcpy(data, v, vlen);
 		data[vlen] = '\n';
 	}
-	return data_file(dir, data, vlen + 1, key, klen, out);
+	return member_data(dir, data, vlen + 1, key, klen, out);
 }
 
 static int
@@ -323,7 +302,7 @@ author_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 
 	(void)fs;
 	(void)f;
-	return line_file(dir, c->author, c->author_len, key, klen, out);
+	return member_line(dir, c->author, c->author_len, key, klen, out);
 }
 
 static int
@@ -335,7 +314,7 @@ committer_make(struct odbfs *fs, struct node *dir,
 
 	(void)fs;
 	(void)f;
-	return line_file(dir, c->committer, c->committer_len, key, klen, out);
+	return member_line(dir, c->committer, c->committer_len, key, klen, out);
 }
 
 static int
@@ -343,7 +322,8 @@ message_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	(void)f;
-	return intern(message_file(fs, dir, key, klen), out);
+	return intern(member_slice(fs, dir, dir->ext->commit.header_len,
+	    dir->ext->commit.message_len, key, klen), out);
 }
 
 static const struct view_fixed commit_fixed[] = {
@@ -353,7 +333,7 @@ static const struct view_fixed commit_fixed[] = {
 	{ "message", S_IFREG, NODE_SLICE, member_key, message_make },
 	{ "author", S_IFREG, NODE_DATA, author_key, author_make },
 	{ "committer", S_IFREG, NODE_DATA, committer_key, committer_make },
-	{ "raw", S_IFLNK, NODE_SYMLINK, member_key, raw_make },
+	{ "raw", S_IFLNK, NODE_SYMLINK, member_key, member_raw },
 };
 
 /* A commit never changes: neither does what it lacks. */

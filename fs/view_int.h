@@ -99,6 +99,8 @@ extern const struct view_kind view_commit_kind;
 extern const struct view_kind view_trees_kind;		/* view_tree.c */
 extern const struct view_kind view_tree_kind;
 extern const struct view_kind view_gitlink_kind;
+extern const struct view_kind view_tags_kind;		/* view_tag.c */
+extern const struct view_kind view_tag_kind;
 extern const struct view_kind view_refs_kind;		/* view_refs.c */
 extern const struct view_kind view_meta_kind;		/* view_meta.c */
 
@@ -149,6 +151,14 @@ int intern(struct node *n, struct node **out);
 int add_rec(struct dirlist *l, const char *name, bool owned, mode_t type,
     uint64_t ino);
 
+/*
+ * The directories of the objects ids names (n of them, sorted, as
+ * odb_list_commits() gives them) that are of type, as a lookup finds
+ * them: under dir, by their path (view.c).
+ */
+int list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
+    const unsigned char *ids, size_t n, enum obj_type type);
+
 /* view_objects.c: ids and abbreviated ids, for commits/ and trees/ too. */
 int lookup_id(struct odbfs *fs, const unsigned char *id,
     struct objinfo *info);
@@ -167,6 +177,30 @@ const char *view_rev_suffix(const char *name);
 int view_ancestor(struct odbfs *fs, struct node *dir, const char *name,
     const unsigned char *base, const char *suffix, const char *up,
     bool moving, struct node **out);
+
+/*
+ * view_commit.c: the members of a directory of one object (a commit, a
+ * tag), keyed member_key(): 'M', the object's id, the member's name.
+ * member_link() links to prefix then id's hex; member_data() is a file
+ * holding data (malloc'd, len bytes, taken; -ENOMEM if NULL);
+ * member_line() one holding a header's value and a newline;
+ * member_slice() one whose bytes are the object's after its header;
+ * member_raw() makes the link raw -> ../../objects/<id>.
+ */
+size_t member_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key);
+int member_link(struct odbfs *fs, struct node *dir, const char *prefix,
+    const unsigned char *id, const unsigned char *key, size_t klen,
+    struct node **out);
+int member_data(struct node *dir, char *data, size_t len,
+    const unsigned char *key, size_t klen, struct node **out);
+int member_line(struct node *dir, const char *v, size_t vlen,
+    const unsigned char *key, size_t klen, struct node **out);
+int member_raw(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out);
+struct node *member_slice(struct odbfs *fs, const struct node *dir,
+    uint64_t header_len, uint64_t message_len, const unsigned char *key,
+    size_t klen);
 
 /* view_tree.c: a tree as a directory; ino 0 for its path's. */
 int tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,

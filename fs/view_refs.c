@@ -1,5 +1,6 @@
 /*
- * view_refs: HEAD and refs/, symlinks into commits/, trees/ and objects/.
+ * view_refs: HEAD and refs/, symlinks into commits/, trees/, tags/ and
+ * objects/.
  */
 #include <assert.h>
 #include <stdio.h>
@@ -19,55 +20,36 @@
  */
 #define REF_PATH_MAX 32768
 
-/* Why odb_peel() of id failed with ret, in a few words. */
-static const char *
-peel_failure(struct odbfs *fs, const unsigned char *id, int ret)
-{
-	switch (ret) {
-	case -ELOOP:
-		return "tags nested too deep";
-	case -ENOENT:
-		return odb_has(fs->odb, id) ? "a tag names a missing object" :
-		    "the object is missing";
-	case -EFSCORRUPTED:
-		return "a tag without an object and a type line";
-	default:
-		return strerror(-ret);
-	}
-}
-
 /*
  * The target of the ref at path pointing at id: relative to the ref's
- * directory, into commits/, trees/ or objects/ by what id peels to.
+ * directory, into commits/, trees/, tags/ or objects/ by id's type (an
+ * object the store lacks: objects/, where it does not exist either).
  * Returns the target's length, which is size or more if it did not fit.
  */
 static size_t
 ref_target(struct odbfs *fs, const char *path, const unsigned char *id,
-    char *target, size_t size, unsigned char *peeled, enum obj_type *type)
+    char *target, size_t size)
 {
 	char hex[OID_HEXSZ_MAX + 1];
 	const char *where = "objects";
+	struct objinfo info;
 	size_t len = 0;
-	int ret;
 
-	if ((ret = odb_peel(fs->odb, id, peeled, type)) < 0) {
-		/* Shown as the object it names; said once, not per listing. */
-		oid_to_hex(hex, id, fs->rawsz);
-		log_once(LOGL_WARN, "%.200s: %s cannot be peeled (%s): linked "
-		    "into objects/", path, hex, peel_failure(fs, id, ret));
-		memcpy(peeled, id, fs->rawsz);
-		*type = OBJ_NONE;
-	}
-	if (*type == OBJ_COMMIT)
+	oid_to_hex(hex, id, fs->rawsz);
+	if (odb_info(fs->odb, id, &info) < 0)
+		log_once(LOGL_WARN, "%.200s: %s is missing: linked into "
+		    "objects/", path, hex);
+	else if (info.type == OBJ_COMMIT)
 		where = "commits";
-	else if (*type == OBJ_TREE)
+	else if (info.type == OBJ_TREE)
 		where = "trees";
+	else if (info.type == OBJ_TAG)
+		where = "tags";
 	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
 		if (len + 3 < size)
 			memcpy(target + len, "../", 3);
 		len += 3;
 	}
-	oid_to_hex(hex, peeled, fs->rawsz);
 	if (len < size)
 		snprintf(target + len, size - len, "%s/%s", where, hex);
 	else if (size > 0)
@@ -79,28 +61,17 @@ static int
 ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
     struct node **out)
 {
-	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
+	unsigned char key[KEY_MAX];
 	char target[LINK_MAX_LEN + 1];
-	enum obj_type type;
-	struct node *n;
 	size_t len;
 
-	len = ref_target(fs, path, id, target, sizeof(target), peeled, &type);
+	len = ref_target(fs, path, id, target, sizeof(target));
 	if (len > LINK_MAX_LEN)
 		return log_corrupt("%.200s%s: ref is nested too deep to show: "
 		    "its link would be %zu bytes, more than %d", path,
 		    strlen(path) > 200 ? "..." : "", len, LINK_MAX_LEN);
-	n = new_link(key, ref_key(key, path, target), target,
-	    NODE_TIME_REPO);
-	if (n && node_ext_new(n) < 0) {
-		node_free(n);
-		n = NULL;
-	}
-	if (n) {
-		memcpy(n->ext->id, peeled, fs->rawsz);
-		n->type = (uint8_t)type;
-	}
-	return intern(n, out);
+	return intern(new_link(key, ref_key(key, path, target), target,
+	    NODE_TIME_REPO), out);
 }
 
 int
@@ -250,9 +221,8 @@ refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 	const struct refs *refs = odb_refs_get(fs->odb);
 	size_t plen = strlen(dir->path), nleaf = 0, leaf_alloc = 0;
 	struct leaf { char *name; unsigned char id[OID_RAWSZ_MAX]; } *leaf = NULL;
-	unsigned char key[KEY_MAX], peeled[OID_RAWSZ_MAX];
+	unsigned char key[KEY_MAX];
 	char *prefix, last[4096] = "", target[4096 + 64], path[REF_PATH_MAX];
-	enum obj_type type;
 	long i, first;
 	int ret = 0;
 
@@ -275,7 +245,15 @@ refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 			continue;
 		snprintf(last, sizeof(last), "%s", comp);
 		if (rest[clen] == '/') {
+			/*
+			 * A ref of that name too (a hostile packed-refs or
+			 * reftable: git allows none) sorts before, as "a"
+			 * before "a-b" before "a/c", and is what a lookup
+			 * finds: the directory is not listed again.
+			 */
 			child_path(dir, comp, path, sizeof(path));
+			if (refs_find(refs, path) >= 0)
+				continue;
 			ret = add_rec(l, comp, true, S_IFDIR, node_ino(key,
 			    view_dir_key(key, path)));
 			continue;
@@ -304,7 +282,7 @@ refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 			r++;
 		if (ret == 0) {
 			ref_target(fs, leaf[k].name, leaf[k].id, target,
-			    sizeof(target), peeled, &type);
+			    sizeof(target));
 			l->v[r++].ino = node_ino(key, ref_key(key,
 			    leaf[k].name, target));
 		}

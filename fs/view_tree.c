@@ -356,11 +356,29 @@ trees_find(struct odbfs *fs, struct node *dir, const char *name,
 	return tree_dir(fs, id, path, NODE_TIME_REPO, 0, out);
 }
 
-/* Lists nothing: there is no cheap list of every tree. */
+/*
+ * The tree of every commit commits/ lists (odb_list_trees()); a subtree
+ * is found by its id but not listed: there is no cheap list of them.
+ */
+static int
+trees_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
+{
+	unsigned char *ids;
+	size_t n;
+	int ret;
+
+	if ((ret = odb_list_trees(fs->odb, &ids, &n)) < 0)
+		return ret;
+	ret = list_ids(fs, dir, l, ids, n, OBJ_TREE);
+	free(ids);
+	return ret;
+}
+
 const struct view_kind view_trees_kind = {
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
 	.find = trees_find,
+	.list = trees_list,
 };
 
 static int

@@ -141,28 +141,43 @@ copy_value(char **copy, size_t *copy_len, const char *val, size_t len)
 	return 0;
 }
 
+/*
+ * Where the header of an object of size bytes ends, from its first len
+ * bytes: at the first blank line, or with the object.
+ */
+static int
+header_bounds(const char *what, const unsigned char *buf, size_t len,
+    uint64_t size, uint64_t *header_len, uint64_t *message_len)
+{
+	const unsigned char *blank;
+
+	if (len > size)
+		len = (size_t)size;
+	*message_len = 0;
+	if ((blank = memmem(buf, len, "\n\n", 2))) {
+		*header_len = (uint64_t)(blank - buf) + 1;
+		*message_len = size - *header_len - 1;
+	} else if (len == size) {
+		*header_len = size;
+	} else {
+		return log_corrupt("%s: no blank line in its first %zu bytes, "
+		    "all that was read", what, len);
+	}
+	return 0;
+}
+
 int
 commit_parse(struct commit *c, const char *what, const unsigned char *buf,
     size_t len, uint64_t size, size_t rawsz)
 {
 	const char *start = (const char *)buf, *p = start, *end, *val;
-	const unsigned char *blank;
 	size_t vlen, at, alloc = 0;
 	int ret = 0;
 
 	memset(c, 0, sizeof(*c));
-	if (len > size)
-		len = (size_t)size;
-	/* The header ends at the first blank line, or with the object. */
-	if ((blank = memmem(buf, len, "\n\n", 2))) {
-		c->header_len = (uint64_t)(blank - buf) + 1;
-		c->message_len = size - c->header_len - 1;
-	} else if (len == size) {
-		c->header_len = size;
-	} else {
-		return log_corrupt("%s: no blank line in its first %zu bytes, "
-		    "all that was read", what, len);
-	}
+	if ((ret = header_bounds(what, buf, len, size, &c->header_len,
+	    &c->message_len)) < 0)
+		return ret;
 	end = start + c->header_len;
 	if (!header(&p, end, "tree", &val, &vlen) ||
 	    !hex_value(val, vlen, rawsz, c->tree)) {
@@ -240,4 +255,50 @@ tag_target(const unsigned char *buf, size_t len, size_t rawsz,
 	    (*type = object_type_parse(val, vlen)) == OBJ_NONE)
 		return -EFSCORRUPTED;
 	return 0;
+}
+
+int
+tag_parse(struct tag *t, const char *what, const unsigned char *buf,
+    size_t len, uint64_t size, size_t rawsz)
+{
+	const char *p = (const char *)buf, *end, *val;
+	size_t vlen;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	if ((ret = header_bounds(what, buf, len, size, &t->header_len,
+	    &t->message_len)) < 0)
+		return ret;
+	end = p + t->header_len;
+	if (!header(&p, end, "object", &val, &vlen) ||
+	    !hex_value(val, vlen, rawsz, t->object))
+		return log_corrupt("%s: no valid object line", what);
+	if (!header(&p, end, "type", &val, &vlen) ||
+	    (t->type = object_type_parse(val, vlen)) == OBJ_NONE)
+		return log_corrupt("%s: no valid type line at offset %zu",
+		    what, (size_t)(p - (const char *)buf));
+	/* The other headers, up to the blank line; the last of each wins. */
+	while (ret == 0 && p < end) {
+		const char *lf = memchr(p, '\n', (size_t)(end - p));
+
+		if (header(&p, end, "tag", &val, &vlen)) {
+			ret = copy_value(&t->name, &t->name_len, val, vlen);
+		} else if (header(&p, end, "tagger", &val, &vlen)) {
+			ret = copy_value(&t->tagger, &t->tagger_len, val, vlen);
+			t->time = ident_time(val, vlen);
+		} else {
+			p = lf ? lf + 1 : end;
+		}
+	}
+	if (ret < 0)
+		tag_release(t);
+	return ret;
+}
+
+void
+tag_release(struct tag *t)
+{
+	free(t->name);
+	free(t->tagger);
+	memset(t, 0, sizeof(*t));
 }

@@ -876,31 +876,66 @@ push_tip(struct odb *odb, struct stack *st, const unsigned char *raw)
 	return push(st, peeled);
 }
 
+/*
+ * The header of object raw, which must be of type (else -ENOENT), as
+ * commit_header_read() gives it, with the object's size; what names it
+ * in log lines ("commit <hex>").
+ */
+static int
+header_read(struct odb *odb, const unsigned char *raw, enum obj_type type,
+    char *what, unsigned char **buf, size_t *len, uint64_t *size)
+{
+	size_t rawsz = odb->repo->rawsz;
+	struct reader *r;
+	int ret;
+
+	*buf = NULL;
+	sprintf(what, "%s ", object_type_name(type));
+	oid_to_hex(what + strlen(what), raw, rawsz);
+	if ((ret = odb_reader_open(odb, raw, &r)) < 0)
+		return ret;
+	*size = reader_info(r)->size;
+	ret = reader_info(r)->type != type ? -ENOENT :
+	    commit_header_read(r, what, buf, len);
+	reader_close(r);
+	return ret;
+}
+
 int
 odb_commit_read(struct odb *odb, const unsigned char *raw, struct commit *c)
 {
 	char what[8 + OID_HEXSZ_MAX];
-	size_t rawsz = odb->repo->rawsz, len;
-	unsigned char *buf = NULL;
-	struct reader *r;
+	unsigned char *buf;
+	uint64_t size;
+	size_t len;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	memcpy(what, "commit ", 7);
-	oid_to_hex(what + 7, raw, rawsz);
-	if ((ret = odb_reader_open(odb, raw, &r)) < 0)
-		return ret;
-	if (reader_info(r)->type != OBJ_COMMIT)
-		ret = -ENOENT;
-	else if ((ret = commit_header_read(r, what, &buf, &len)) == 0)
-		ret = commit_parse(c, what, buf, len, reader_info(r)->size,
-		    rawsz);
+	if ((ret = header_read(odb, raw, OBJ_COMMIT, what, &buf, &len,
+	    &size)) == 0)
+		ret = commit_parse(c, what, buf, len, size, odb->repo->rawsz);
 	free(buf);
-	reader_close(r);
-	if (ret < 0) {
+	if (ret < 0)
 		commit_release(c);
-		memset(c, 0, sizeof(*c));
-	}
+	return ret;
+}
+
+int
+odb_tag_read(struct odb *odb, const unsigned char *raw, struct tag *t)
+{
+	char what[8 + OID_HEXSZ_MAX];
+	unsigned char *buf;
+	uint64_t size;
+	size_t len;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	if ((ret = header_read(odb, raw, OBJ_TAG, what, &buf, &len,
+	    &size)) == 0)
+		ret = tag_parse(t, what, buf, len, size, odb->repo->rawsz);
+	free(buf);
+	if (ret < 0)
+		tag_release(t);
 	return ret;
 }
 
@@ -1120,4 +1155,105 @@ out:
 	free(all);
 	free(spare);
 	return ret;
+}
+
+/* Sort n ids and keep each once: the count kept. */
+static size_t
+sort_unique(unsigned char *ids, size_t n, size_t rawsz)
+{
+	size_t k = 0;
+
+	qsort_r(ids, n, rawsz, cmp_raw, &rawsz);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || memcmp(ids + (k - 1) * rawsz, ids + i * rawsz,
+		    rawsz))
+			memmove(ids + k++ * rawsz, ids + i * rawsz, rawsz);
+	return k;
+}
+
+/* The tree of commit raw: from the graph when it names raw, else read. */
+static int
+commit_tree(struct odb *odb, const unsigned char *raw, unsigned char *tree)
+{
+	struct commitgraph *g = graph_enter(odb);
+	struct commit c;
+	struct cg_commit cc;
+	uint32_t pos;
+	int ret = -ENOENT;
+
+	if (g && commitgraph_find(g, raw, &pos) &&
+	    commitgraph_commit(g, pos, &cc) == 0) {
+		memcpy(tree, cc.tree, g->rawsz);
+		ret = 0;
+	}
+	snap_exit();
+	if (ret == 0)
+		return 0;
+	if ((ret = odb_commit_read(odb, raw, &c)) == 0)
+		memcpy(tree, c.tree, odb->repo->rawsz);
+	commit_release(&c);
+	return ret;
+}
+
+int
+odb_list_trees(struct odb *odb, unsigned char **ids, size_t *n)
+{
+	size_t rawsz = odb->repo->rawsz, nc, k = 0;
+	unsigned char *commits;
+	int ret;
+
+	*ids = NULL;
+	*n = 0;
+	if ((ret = odb_list_commits(odb, &commits, &nc)) < 0)
+		return ret;
+	/* In place: the tree of the i-th commit goes at k <= i. */
+	for (size_t i = 0; i < nc; i++)
+		if (commit_tree(odb, commits + i * rawsz, commits + k * rawsz)
+		    == 0)
+			k++;
+	*ids = commits;
+	*n = sort_unique(commits, k, rawsz);
+	return 0;
+}
+
+int
+odb_list_tags(struct odb *odb, unsigned char **ids, size_t *n)
+{
+	size_t rawsz = odb->repo->rawsz;
+	struct stack tips = { .rawsz = rawsz }, tags = { .rawsz = rawsz };
+	const struct refs *refs;
+	int ret = 0;
+
+	*ids = NULL;
+	*n = 0;
+	refs = odb_refs_get(odb);
+	for (size_t i = 0; ret == 0 && i < refs->n; i++)
+		ret = push(&tips, refs->v[i].id);
+	if (ret == 0 && refs->head_detached)
+		ret = push(&tips, refs->head_id);
+	odb_refs_put(odb);
+	for (size_t i = 0; ret == 0 && i < tips.n; i++) {
+		unsigned char id[OID_RAWSZ_MAX];
+		struct objinfo info;
+		struct tag t;
+
+		memcpy(id, tips.ids + i * rawsz, rawsz);
+		for (int depth = 0; ret == 0 && depth < PEEL_MAX_DEPTH &&
+		    odb_info(odb, id, &info) == 0 && info.type == OBJ_TAG;
+		    depth++) {
+			ret = push(&tags, id);
+			if (odb_tag_read(odb, id, &t) < 0)
+				break;
+			memcpy(id, t.object, rawsz);
+			tag_release(&t);
+		}
+	}
+	free(tips.ids);
+	if (ret < 0) {
+		free(tags.ids);
+		return ret;
+	}
+	*ids = tags.ids;
+	*n = sort_unique(tags.ids, tags.n, rawsz);
+	return 0;
 }

@@ -742,8 +742,8 @@ modes() {
 	[ "$(stat -c %h "$MNT/commits/$C2/tree/tool.sh")" -eq 1 ]
 	[ "$(stat -c %h "$MNT/commits/$C2/tree/link")" -eq 1 ]
 	[ "$(stat -c %h "$MNT/commits/$C2/tree/vendor/sub")" -eq 2 ]
-	# The root: its four directories (no .odbfs/ here).
-	[ "$(stat -c '%h %s' "$MNT")" = "6 0" ]
+	# The root: its five directories (no .odbfs/ here).
+	[ "$(stat -c '%h %s' "$MNT")" = "7 0" ]
 	# Other directories: nlink 1 ("unknown"), size 0.
 	blob=$(git -C "$REPO" rev-parse "$C1:same1/a")
 	for p in "$MNT/objects" "$MNT/objects/${blob:0:2}" "$MNT/refs" "$MNT/refs/heads"; do

@@ -372,7 +372,7 @@ check_archive() {
 	grep -q $'caf\xe9' "$mnt/commits/$SIGNED/message"
 }
 
-@test "raw links to the commit object; commits/ lists what git rev-list --all does, trees/ nothing" {
+@test "raw links to the commit object; commits/, trees/ and tags/ list what git names from the refs" {
 	mount_odbfs "$FIX" "$mnt"
 	for c in HEAD "$ROOT" "$SIGNED"; do
 		id=$(in_fix rev-parse "$c")
@@ -380,7 +380,19 @@ check_archive() {
 		cmp "$mnt/commits/$id/raw" <(in_fix cat-file commit "$id")
 	done
 	diff <(ls -A "$mnt/commits") <(in_fix rev-list --all | LC_ALL=C sort)
-	[ -z "$(ls -A "$mnt/trees")" ]
+	# The tree of each of those commits; subtrees are found, not listed.
+	diff <(ls -A "$mnt/trees") \
+		<(in_fix log --all --format=%T | LC_ALL=C sort -u)
+	# Every tag object the refs reach, a tag of a tag too.
+	diff <(ls -A "$mnt/tags") <(in_fix cat-file --batch-all-objects \
+		--batch-check='%(objecttype) %(objectname)' | sed -n 's/^tag //p')
+	[ "$(in_fix cat-file --batch-all-objects --batch-check='%(objecttype)' |
+		grep -c '^tag$')" -eq 3 ]
+	# Listing and lookup agree: ls -i against stat.
+	for d in commits trees tags; do
+		diff <(cd "$mnt/$d" && ls -i | awk '{ print $1, $2 }') \
+			<(cd "$mnt/$d" && stat -c '%i %n' -- *)
+	done
 	# Only a commit is under commits/, only a tree under trees/.
 	enoent "$mnt/commits/$(in_fix rev-parse 'HEAD^{tree}')"
 	enoent "$mnt/commits/$(in_fix rev-parse HEAD:README)"
@@ -393,20 +405,21 @@ check_archive() {
 }
 
 # check_refs REPO MNT: every ref git for-each-ref lists is a symlink under
-# MNT/refs to the object it peels to, one ../ per directory level, and
-# there is no other.
+# MNT/refs to the object it names, one ../ per directory level, and there
+# is no other.
 check_refs() {
-	local repo=$1 mnt=$2 name peeled type where want bad=0
+	local repo=$1 mnt=$2 name id type where want bad=0
 	while read -r name; do
-		peeled=$(git -C "$repo" rev-parse "$name^{}")
-		type=$(git -C "$repo" cat-file -t "$peeled")
+		id=$(git -C "$repo" rev-parse "$name")
+		type=$(git -C "$repo" cat-file -t "$id")
 		case $type in
 		commit) where=commits ;;
 		tree) where=trees ;;
+		tag) where=tags ;;
 		*) where=objects ;;
 		esac
 		want=$(echo "$name" | sed 's|[^/]*/|../|g; s|[^/]*$||')
-		want=$want$where/$peeled
+		want=$want$where/$id
 		if ! link_is "$mnt/$name" "$want"; then
 			echo "$name: got '$(readlink "$mnt/$name")', want '$want'" >&2
 			bad=$((bad + 1))
@@ -424,21 +437,19 @@ check_refs() {
 	[ "$bad" -eq 0 ]
 }
 
-@test "every ref links to what it peels to: commits/, trees/ or objects/" {
+@test "every ref links to what it names: commits/, trees/, tags/ or objects/" {
 	mount_odbfs "$FIX" "$mnt"
 	check_refs "$FIX" "$mnt"
 	# Spelled out for the cases that matter.
 	link_is "$mnt/refs/heads/main" "../../commits/$(in_fix rev-parse main)"
 	link_is "$mnt/refs/heads/feature/x/y" \
 		"../../../../commits/$(in_fix rev-parse feature/x/y)"
-	link_is "$mnt/refs/tags/v1" "../../commits/$(in_fix rev-parse 'v1^{commit}')"
-	link_is "$mnt/refs/tags/v1-outer" \
-		"../../commits/$(in_fix rev-parse 'v1-outer^{commit}')"
+	link_is "$mnt/refs/tags/v1" "../../tags/$(in_fix rev-parse v1)"
+	link_is "$mnt/refs/tags/v1-outer" "../../tags/$(in_fix rev-parse v1-outer)"
 	# light was made at HEAD~5 before the last commit.
 	link_is "$mnt/refs/tags/light" "../../commits/$(in_fix rev-parse HEAD~6)"
 	link_is "$mnt/refs/tags/treetag" "../../trees/$(in_fix rev-parse 'HEAD^{tree}')"
-	link_is "$mnt/refs/tags/annotree" \
-		"../../trees/$(in_fix rev-parse 'HEAD^{tree}')"
+	link_is "$mnt/refs/tags/annotree" "../../tags/$(in_fix rev-parse annotree)"
 	link_is "$mnt/refs/tags/blobtag" "../../objects/$(in_fix rev-parse HEAD:README)"
 	link_is "$mnt/refs/remotes/origin/HEAD" \
 		"../../../commits/$(in_fix rev-parse HEAD~1)"
@@ -448,9 +459,41 @@ check_refs() {
 	[ -f "$mnt/refs/heads/main/tree/README" ]
 	[ -d "$mnt/refs/tags/treetag/a" ]
 	cmp "$mnt/refs/tags/blobtag" <(in_fix cat-file blob HEAD:README)
+	# A tag: its object, then what that points at, and the tree it
+	# peels to (git's v1^{tree}), so refs/tags/v1/tree is the release.
+	link_is "$mnt/refs/tags/v1-outer/object" "../$(in_fix rev-parse v1)"
+	link_is "$mnt/refs/tags/v1-outer/object/object" \
+		"../../commits/$(in_fix rev-parse 'v1^{commit}')"
+	link_is "$mnt/refs/tags/annotree/object" \
+		"../../trees/$(in_fix rev-parse 'HEAD^{tree}')"
+	for t in v1 v1-outer annotree; do
+		link_is "$mnt/refs/tags/$t/tree" \
+			"../../trees/$(in_fix rev-parse "$t^{tree}")"
+		diff -r "$mnt/refs/tags/$t/tree" "$mnt/trees/$(in_fix rev-parse "$t^{tree}")"
+		# Its fields as git cat-file tag prints them.
+		raw=$BATS_TEST_TMPDIR/$t.raw
+		in_fix cat-file tag "$t" >"$raw"
+		n=$(grep -n -m1 '^$' "$raw" | cut -d: -f1)
+		cmp "$mnt/refs/tags/$t/message" <(tail -n +"$((n + 1))" "$raw")
+		cmp "$mnt/refs/tags/$t/tagger" <(sed -n '/^$/q; s/^tagger //p' "$raw")
+		[ "$(cat "$mnt/refs/tags/$t/tag")" = "$(sed -n '/^$/q; s/^tag //p' "$raw")" ]
+		[ "$(cat "$mnt/refs/tags/$t/type")" = "$(sed -n '/^$/q; s/^type //p' "$raw")" ]
+		cmp "$mnt/refs/tags/$t/raw" "$raw"
+		[ "$(stat -c %Y "$mnt/refs/tags/$t/")" = "$(in_fix for-each-ref \
+			--format='%(taggerdate:unix)' "refs/tags/$t")" ]
+		[ "$(stat -c %h "$mnt/refs/tags/$t/")" = 2 ]
+	done
+	[ "$(ls "$mnt/refs/tags/v1/")" = "$(printf '%s\n' message object raw tag tagger tree type)" ]
+	# Only a tag is under tags/; a prefix links to it.
+	enoent "$mnt/tags/$(in_fix rev-parse HEAD)"
+	enoent "$mnt/tags/$(in_fix rev-parse 'HEAD^{tree}')"
+	v1=$(in_fix rev-parse v1)
+	link_is "$mnt/tags/${v1:0:12}" "$v1"
+	# And ~N still starts from what the tag peels to.
+	link_is "$mnt/refs/tags/v1~2" "../../commits/$(in_fix rev-parse v1~2)"
 }
 
-@test "a chain of 200 tags is peeled; one of 300, or a tag of a missing object: objects/ and one log line" {
+@test "a chain of 200 tags is peeled; one of 300, or a tag of a missing object: no tree and one log line" {
 	repo=$BATS_TEST_TMPDIR/repo
 	cp -a "$FIX" "$repo"
 	head=$(git -C "$repo" rev-parse HEAD)
@@ -472,13 +515,24 @@ check_refs() {
 	printf '%s\n' "$missing" >"$repo/.git/refs/tags/gone"
 	[ "$(git -C "$repo" rev-parse 'c300^{commit}')" = "$head" ]
 	mount_odbfs "$repo" "$mnt"
-	link_is "$mnt/refs/tags/c200" "../../commits/$head"
-	link_is "$mnt/refs/tags/c300" "../../objects/$c300"
-	link_is "$mnt/refs/tags/gone" "../../objects/$missing"
-	ls -l "$mnt/refs/tags" >/dev/null
-	ls -l "$mnt/refs/tags" >/dev/null
-	[ "$(grep -c "refs/tags/c300: $c300 cannot be peeled (tags nested too deep): linked into objects/" "$mnt.log")" -eq 1 ]
-	[ "$(grep -c "refs/tags/gone: $missing cannot be peeled (a tag names a missing object)" "$mnt.log")" -eq 1 ]
+	link_is "$mnt/refs/tags/c200" "../../tags/$c200"
+	link_is "$mnt/refs/tags/c200/tree" "../../trees/$(git -C "$repo" rev-parse 'HEAD^{tree}')"
+	o=$c200
+	for i in 1 2 3; do
+		o=$(git -C "$repo" cat-file tag "$o" | sed -n 's/^object //p')
+	done
+	[ "$(cd -P "$mnt/refs/tags/c200/object/object/object" && pwd)" = \
+		"$mnt/tags/$o" ]
+	link_is "$mnt/refs/tags/c300" "../../tags/$c300"
+	link_is "$mnt/refs/tags/gone" "../../tags/$missing"
+	link_is "$mnt/refs/tags/gone/object" "../../commits/$(printf '%040d' 7)"
+	enoent "$mnt/refs/tags/gone/object/"
+	for i in 1 2; do
+		ls -l "$mnt/refs/tags/c300/" "$mnt/refs/tags/gone/" >/dev/null
+		enoent "$mnt/refs/tags/c300/tree"
+	done
+	[ "$(grep -c "tags/$c300 cannot be peeled (tags nested too deep): it has no tree" "$mnt.log")" -eq 1 ]
+	[ "$(grep -c "tags/$missing cannot be peeled (a tag names a missing object)" "$mnt.log")" -eq 1 ]
 	[ "$(wc -l <"$mnt.log")" -eq 2 ]
 }
 
@@ -492,7 +546,7 @@ check_refs() {
 	[ "$(LC_ALL=C ls "$mnt/refs/heads/feature")" = "$(printf 'x\nz')" ]
 	[ -d "$mnt/refs/heads/feature/x" ] && ! [ -L "$mnt/refs/heads/feature/x" ]
 	[ "$(LC_ALL=C ls "$mnt/refs")" = "$(printf 'heads\nremotes\ntags')" ]
-	[ "$(LC_ALL=C ls -A "$mnt" | tr '\n' ' ')" = ".odbfs HEAD commits objects refs trees " ]
+	[ "$(LC_ALL=C ls -A "$mnt" | tr '\n' ' ')" = ".odbfs HEAD commits objects refs tags trees " ]
 	enoent "$mnt/refs/heads/nosuch"
 	enoent "$mnt/refs/heads/feature/x/nosuch"
 }
@@ -868,7 +922,7 @@ inodes() {
 		-printf '%n\n' | sort -u)" = 1 ]
 	[ "$(stat -c %h "$mnt/commits/$head")" = 3 ]
 	[ "$(stat -c %h "$mnt" "$mnt/commits" "$mnt/objects" "$mnt/refs" | tr '\n' ' ')" = \
-		"7 1 1 1 " ]
+		"8 1 1 1 " ]
 }
 
 # times_other_than T PATH...: every path under PATH, with an mtime not T

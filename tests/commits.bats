@@ -248,10 +248,18 @@ commit_literally() {
 	make_history "$REPO"
 	head -c $((20 << 20)) /dev/zero | tr '\0' t >"$msg"
 	git -C "$REPO" tag -a -F "$msg" big HEAD~2
-	git -C "$REPO" tag -a -F "$msg" bigger big
+	git -C "$REPO" tag -a -F "$msg" bigger big 2>/dev/null
 	mount_odbfs "$REPO" "$MNT"
-	link_is "$MNT/refs/tags/big" "../../commits/$(git -C "$REPO" rev-parse HEAD~2)"
-	link_is "$MNT/refs/tags/bigger" "../../commits/$(git -C "$REPO" rev-parse HEAD~2)"
+	link_is "$MNT/refs/tags/big" "../../tags/$(git -C "$REPO" rev-parse big)"
+	link_is "$MNT/refs/tags/bigger" "../../tags/$(git -C "$REPO" rev-parse bigger)"
+	link_is "$MNT/refs/tags/bigger/tree" \
+		"../../trees/$(git -C "$REPO" rev-parse 'HEAD~2^{tree}')"
+	[ "$(stat -c %s "$MNT/refs/tags/bigger/message")" -eq \
+		"$(git -C "$REPO" cat-file tag bigger | sed '1,/^$/d' | wc -c)" ]
 	under_kib 65536 "after peeling two tags"
-	cmp "$MNT/refs/tags/bigger/message" <(message_of "$(git -C "$REPO" rev-parse HEAD~2)")
+	diff -r "$MNT/refs/tags/bigger/tree" "$MNT/commits/$(git -C "$REPO" rev-parse HEAD~2)/tree"
+	cmp "$MNT/refs/tags/bigger/object/message" \
+		<(git -C "$REPO" cat-file tag big | sed '1,/^$/d')
+	under_kib 65536 "after reading a tag's message"
+	cmp "$MNT/refs/tags/big/object/message" <(message_of "$(git -C "$REPO" rev-parse HEAD~2)")
 }

@@ -62,12 +62,15 @@ inodes() {
 
 # The numbers of a tree's entries changed once, when they became one per
 # path and ascending in the tree's order (a tree's README, then link, mod,
-# sub, tool.sh); all others are as the first versions gave them.
+# sub, tool.sh); refs/tags/v1's when a ref to a tag came to link to tags/
+# (a symlink's number follows its target); all others are as the first
+# versions gave them.
 @test "inode numbers are the ones earlier versions gave" {
 	make_repo "$REPO"
 	head=$(git -C "$REPO" rev-parse HEAD)
 	tree=$(git -C "$REPO" rev-parse 'HEAD^{tree}')
 	blob=$(git -C "$REPO" rev-parse HEAD:README)
+	tag=$(git -C "$REPO" rev-parse v1)
 	# The ids are fixed by the dates; the numbers below are for these.
 	[ "$head" = 3dc9ed34c6962c71e3d5c69bb3f047db227f00a9 ]
 	mount_odbfs "$REPO" "$MNT"
@@ -82,7 +85,9 @@ inodes() {
 		"commits/$head/committer" trees "trees/$tree" \
 		"trees/$tree/README" "trees/$tree/link" HEAD refs refs/heads \
 		refs/heads/main refs/tags refs/tags/v1 .odbfs .odbfs/stats \
-		.odbfs/format .odbfs/repository >"$BATS_TEST_TMPDIR/got"
+		.odbfs/format .odbfs/repository tags "tags/$tag" \
+		"tags/$tag/object" "tags/$tag/tree" "tags/$tag/message" \
+		>"$BATS_TEST_TMPDIR/got"
 	diff - "$BATS_TEST_TMPDIR/got" <<-EOF
 		1 .
 		10908126975852831906 objects
@@ -113,11 +118,16 @@ inodes() {
 		6063245614046897421 refs/heads
 		8166408986913024785 refs/heads/main
 		16133025412981471280 refs/tags
-		10528763058009011810 refs/tags/v1
+		11227272672622592317 refs/tags/v1
 		5902231682969670951 .odbfs
 		14277479593205793534 .odbfs/stats
 		10578229444419463240 .odbfs/format
 		7135336161566447929 .odbfs/repository
+		4211018564806364181 tags
+		2723827920731173368 tags/$tag
+		930994126667760293 tags/$tag/object
+		7232880565970161246 tags/$tag/tree
+		10521908675820962288 tags/$tag/message
 	EOF
 }
 
@@ -138,8 +148,9 @@ inodes() {
 
 # check_ids: user.git.id of each kind of node that has one is git's.
 check_ids() {
-	local head tree t path want
+	local head tree tag t path want
 	head=$(git -C "$REPO" rev-parse HEAD)
+	tag=$(git -C "$REPO" rev-parse v1)
 	tree=$(git -C "$REPO" rev-parse 'HEAD^{tree}')
 	t=commits/$head/tree
 	while read -r path want; do
@@ -161,9 +172,12 @@ check_ids() {
 	for path in "commits/$head/message" .odbfs/format objects refs; do
 		! getfattr --only-values -n user.git.id "$MNT/$path" 2>/dev/null
 	done
+	[ "$(getfattr --only-values -n user.git.id "$MNT/tags/$tag")" = "$tag" ]
+	[ "$(getfattr --only-values -n user.git.type "$MNT/tags/$tag")" = tag ]
 	# Symlinks carry no user.* attributes; their targets name the id.
 	[ "$(readlink "$MNT/commits/$head/raw")" = "../../objects/$head" ]
-	[ "$(readlink "$MNT/refs/tags/v1")" = "../../commits/$head" ]
+	[ "$(readlink "$MNT/refs/tags/v1")" = "../../tags/$tag" ]
+	[ "$(readlink "$MNT/tags/$tag/object")" = "../../commits/$head" ]
 }
 
 @test "each kind of node stands for its object" {

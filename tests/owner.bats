@@ -275,7 +275,7 @@ fails_to_mount() {
 @test "-o nometa: there is no .odbfs" {
 	small_repo "$BASE/repo" rooted
 	mount_odbfs "$BASE/repo" "$MNT" -o allow_other,nometa
-	[ "$(LC_ALL=C ls -A "$MNT" | tr '\n' ' ')" = "HEAD commits objects refs trees " ]
+	[ "$(LC_ALL=C ls -A "$MNT" | tr '\n' ' ')" = "HEAD commits objects refs tags trees " ]
 	run stat "$MNT/.odbfs"
 	[ "$status" -ne 0 ]
 	[[ $output == *"No such file or directory"* ]]

@@ -148,7 +148,7 @@ fifo() {
 	local id
 
 	mount_odbfs "$REPO" "$MNT"
-	ref_is tags/v10 "$(git -C "$PRISTINE" rev-parse 'v10^{commit}')"
+	link_is "$MNT/refs/tags/v10" "../../tags/$(git -C "$PRISTINE" rev-parse v10)"
 	[ ! -e "$GITDIR/refs/tags/v10" ]
 	fifo "$GITDIR/packed-refs"
 	# git update-ref would itself hang reading packed-refs.

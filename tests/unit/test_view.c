@@ -124,8 +124,8 @@ static void
 walk_repo(struct odbfs *fs, const char *dir)
 {
 	static const enum node_kind dirs[] = { NODE_ROOT, NODE_OBJECTS,
-	    NODE_FANOUT, NODE_COMMITS, NODE_TREES, NODE_REFDIR, NODE_COMMIT,
-	    NODE_TREE, NODE_GITLINK, NODE_META };
+	    NODE_FANOUT, NODE_COMMITS, NODE_TREES, NODE_TAGS, NODE_REFDIR,
+	    NODE_COMMIT, NODE_TAG, NODE_TREE, NODE_GITLINK, NODE_META };
 	static const enum node_kind files[] = { NODE_OBJECT, NODE_BLOB,
 	    NODE_DATA, NODE_SLICE, NODE_SYMLINK, NODE_STATS };
 	char head[OID_HEXSZ_MAX + 2], tree[OID_HEXSZ_MAX + 2], path[256];

@@ -87,6 +87,34 @@ int commit_parse(struct commit *c, const char *what, const unsigned char *buf,
 void commit_release(struct commit *c);
 
 /*
+ * A tag's header: what it points at, and its name and tagger lines. Its
+ * message starts at header_len + 1 and runs message_len bytes, as a
+ * commit's.
+ */
+struct tag {
+	unsigned char object[OID_RAWSZ_MAX];
+	enum obj_type type;		/* of object, as the tag says */
+	/* Header values, malloc'd and NUL-terminated; NULL when absent. */
+	char *name;
+	size_t name_len;
+	char *tagger;
+	size_t tagger_len;
+	int64_t time;			/* tagger time, seconds; 0 without */
+	uint64_t header_len;
+	uint64_t message_len;
+};
+
+/*
+ * Parse a tag as commit_parse() does a commit, from its header as
+ * commit_header_read() gives it. A tag without valid object and type
+ * lines gives -EFSCORRUPTED, logged with what. Free with tag_release(),
+ * even after a failure.
+ */
+int tag_parse(struct tag *t, const char *what, const unsigned char *buf,
+    size_t len, uint64_t size, size_t rawsz);
+void tag_release(struct tag *t);
+
+/*
  * The most bytes tag_target() looks at: a tag's "object" and "type" lines,
  * with the longest id and the longest type name. Whatever follows them
  * (the tag's name, tagger, message) may be any size and is not read.
