@@ -568,6 +568,25 @@ check_refs() {
 	enoent "$mnt/refs/heads/dir"
 }
 
+@test "a packed-refs holding a ref and refs under its name: listed once, as the ref a lookup finds" {
+	repo=$BATS_TEST_TMPDIR/repo
+	git init -q -b main "$repo"
+	git -C "$repo" commit -q --allow-empty -m one
+	id=$(git -C "$repo" rev-parse HEAD)
+	# git writes no such pair; a hostile or damaged file can. "a-x" sorts
+	# between "a" and "a/b".
+	printf '%s refs/heads/a
+%s refs/heads/a-x
+%s refs/heads/a/b
+' \
+		"$id" "$id" "$id" >"$repo/.git/packed-refs"
+	mount_odbfs "$repo" "$mnt"
+	[ "$(ls "$mnt/refs/heads" | tr '\n' ' ')" = "a a-x main " ]
+	[ -L "$mnt/refs/heads/a" ]
+	[ "$(stat -c %i "$mnt/refs/heads/a")" = \
+		"$(ls -i "$mnt/refs/heads" | awk '$2 == "a" { print $1 }')" ]
+}
+
 @test "a ref nested too deep for a symlink is EIO with one log line; one less is served" {
 	repo=$BATS_TEST_TMPDIR/repo
 	cp -a "$FIX" "$repo"
