@@ -575,13 +575,18 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 {
 	char list[4096], path[4096], *text, *line, *save = NULL;
 	uint64_t prev_max = 0;
+	size_t list_len;
 	int ret;
 
 	snprintf(list, sizeof(list), "%s/tables.list", dir);
-	if ((ret = repo_read_file(list, REFTABLE_MAX_LIST, &text)) < 0) {
+	if ((ret = repo_read_whole(list, REFTABLE_MAX_LIST, &text,
+	    &list_len)) < 0) {
 		if (ret == -ENOTREG)
 			log_once(LOGL_WARN, "%s: not a regular file: ignored",
 			    list);
+		else if (ret == -EFBIG)
+			log_once(LOGL_WARN, "%s: more than %d bytes: ignored",
+			    list, REFTABLE_MAX_LIST);
 		else if (ret != -ENOENT && ret != -ENOMEM)
 			log_once(LOGL_WARN, "%s: %s: ignored", list,
 			    strerror(-ret));

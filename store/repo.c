@@ -55,6 +55,14 @@ repo_read_whole(const char *path, size_t max, char **out, size_t *len)
 		close(fd);
 		return -ENOTREG;
 	}
+	/*
+	 * Whole or not at all: one already past max is refused unread (a
+	 * sparse file claims gigabytes for nothing on disk).
+	 */
+	if (len && (uint64_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
 	/* Sized by the file, not by max: max only caps it. */
 	cap = st.st_size > 0 && (uint64_t)st.st_size < max ?
 	    (size_t)st.st_size : max < 4096 ? max : 4096;

@@ -367,3 +367,27 @@ mount_damaged() {
 	one_log_line "tables.list: not a regular file"
 	kill -0 "$ODBFS_PID"
 }
+
+@test "damaged: a sparse 2 GiB table is refused unread, at each reload" {
+	local rss start
+	damaged_fixture
+	truncate -s 2G "$BIG"
+	start=$EPOCHREALTIME
+	mount_damaged "too large"
+	# Two loads (mount, reload): neither read the gigabytes.
+	echo "# mounted and reloaded in $(awk -v a="$start" -v b="$EPOCHREALTIME" \
+		'BEGIN { printf "%.2f", b - a }') s" >&3
+	rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$ODBFS_PID/status")
+	echo "# VmHWM ${rss} kB" >&3
+	[ "$rss" -lt 65536 ]
+}
+
+@test "damaged: tables.list over 1 MiB: no refs, mounted, said once" {
+	damaged_fixture
+	head -c $(((1 << 20) + 1)) /dev/zero | tr '\0' a >>"$REPO/reftable/tables.list"
+	mount_odbfs "$REPO" "$MNT"
+	[ -z "$(ls "$MNT/refs")" ]
+	LOG_MARK=0
+	one_log_line "tables.list: more than 1048576 bytes: ignored"
+	kill -0 "$ODBFS_PID"
+}
