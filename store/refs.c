@@ -282,6 +282,13 @@ walk(const struct repo *repo, const char *rel, struct builder *b,
 			ret = add(b, child, id);
 			continue;
 		case -EINVAL:
+			/*
+			 * The reftable backend's placeholder, which git refs
+			 * migrate writes before the config names the backend:
+			 * no ref, and nothing wrong.
+			 */
+			if (!strcmp(child, "refs/heads"))
+				break;
 			/* As git: "ignoring broken ref"; once, not per reload. */
 			log_once(LOGL_WARN, "%s: broken ref (neither an id nor "
 			    "'ref: NAME' at offset 0): not shown", path);
@@ -406,7 +413,8 @@ int
 refs_load(const struct repo *repo, const struct refs *prev,
     struct refs **out)
 {
-	if (repo->reftable)
+	/* Read each time: git refs migrate switches backends in place. */
+	if (repo_reftable_now(repo))
 		return reftable_load(repo, prev, out);
 	for (int pass = 1;; pass++) {
 		struct fileid before = packed_id(repo), after;

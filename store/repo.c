@@ -727,6 +727,18 @@ read_format(struct repo *repo, const char **why)
 	return 0;
 }
 
+bool
+repo_reftable_now(const struct repo *repo)
+{
+	struct repo now = { .commondir = repo->commondir };
+	const char *why;
+
+	/* A config that no longer reads, or names another format: as was. */
+	if (read_format(&now, &why) < 0 || now.rawsz != repo->rawsz)
+		return repo->reftable;
+	return now.reftable;
+}
+
 static int
 add_objdir(struct repo *repo, const char *dir, unsigned depth);
 

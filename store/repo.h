@@ -43,6 +43,12 @@ struct repo {
 int repo_open(const char *path, struct repo **out, const char **why);
 void repo_free(struct repo *repo);
 
+/*
+ * Whether the config says the refs are in a reftable now (git refs
+ * migrate changes it under a mount); repo->reftable when it cannot say.
+ */
+bool repo_reftable_now(const struct repo *repo);
+
 /* Read the alternates again, replacing repo->objdirs. */
 int repo_reload_objdirs(struct repo *repo);
 

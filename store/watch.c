@@ -361,8 +361,9 @@ on_event(struct watch *w, const struct inotify_event *ev)
 			w->graph = true;
 		break;
 	case W_GITDIR:
+		/* config: git refs migrate names the new backend there. */
 		if (!strcmp(ev->name, "HEAD") || !strcmp(ev->name,
-		    "packed-refs"))
+		    "packed-refs") || !strcmp(ev->name, "config"))
 			w->refs = true;
 		/* reftable/ made or replaced: watch the new one. */
 		if (!strcmp(ev->name, "reftable")) {

@@ -133,6 +133,29 @@ check_fixture() {
 	[ -L "$MNT/refs/heads/loose" ]
 }
 
+@test "live: git refs migrate while mounted, to reftable and back, shows the refs within a second" {
+	need_git255
+	REPO=$BATS_TEST_TMPDIR/migrating
+	g55 init -q -b main "$REPO"
+	add_commits_g55 "$REPO"
+	g55 -C "$REPO" pack-refs --all
+	g55 -C "$REPO" branch -q loose
+	mount_odbfs "$REPO" "$MNT"
+	same_refs "$REPO" "$MNT"
+	g55 -C "$REPO" refs migrate --ref-format=reftable
+	[ -d "$REPO/.git/reftable" ]
+	refs_settle "$REPO" "$MNT"
+	# Refs written after, into the reftable, show too.
+	g55 -C "$REPO" branch -q after HEAD~1
+	refs_settle "$REPO" "$MNT"
+	[ -L "$MNT/refs/heads/after" ] && [ -L "$MNT/refs/heads/loose" ]
+	g55 -C "$REPO" refs migrate --ref-format=files
+	[ ! -d "$REPO/.git/reftable" ]
+	refs_settle "$REPO" "$MNT"
+	[ -L "$MNT/refs/heads/after" ]
+	[ ! -s "$MNT.log" ] || ! cat "$MNT.log" >&2
+}
+
 # add_commits_g55 REPO: three commits, a branch, an annotated tag.
 add_commits_g55() {
 	local i
