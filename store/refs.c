@@ -142,7 +142,8 @@ resolve(const char *commondir, const char *name, size_t rawsz,
 	char path[4096], link[4096], *text, *target;
 	int ret;
 
-	if (depth > REFS_MAX_SYMREF_DEPTH)
+	/* As git: at most REFS_MAX_SYMREF_DEPTH refs read, the last no symref. */
+	if (depth >= REFS_MAX_SYMREF_DEPTH)
 		return -ELOOP;
 	snprintf(path, sizeof(path), "%s/%s", commondir, name);
 	/*
@@ -295,7 +296,8 @@ walk(const struct repo *repo, const char *rel, struct builder *b,
 			break;
 		case -ELOOP:
 			log_once(LOGL_WARN, "%s: symbolic refs nested deeper "
-			    "than %d: not shown", path, REFS_MAX_SYMREF_DEPTH);
+			    "than %d: not shown", path,
+			    REFS_MAX_SYMREF_DEPTH - 1);
 			break;
 		case -ENOENT:
 			/* Gone since readdir() (git pack-refs), or dangling. */

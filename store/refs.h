@@ -25,6 +25,10 @@
 #include "oid.h"
 #include "repo.h"
 
+/*
+ * The most refs read to resolve one, as git's SYMREF_MAXDEPTH: a chain of
+ * up to 4 symbolic refs, then the ref that holds an id.
+ */
 #define REFS_MAX_SYMREF_DEPTH 5
 
 struct ref {

@@ -756,7 +756,8 @@ resolve(const struct reftable_rec *const *v, size_t n,
 			memcpy(id, r->id, rawsz);
 			return 0;
 		}
-		if (depth >= REFS_MAX_SYMREF_DEPTH)
+		/* As git: at most REFS_MAX_SYMREF_DEPTH records read. */
+		if (depth + 1 >= REFS_MAX_SYMREF_DEPTH)
 			return -ELOOP;
 		r = find(v, n, r->target);
 	}
@@ -787,7 +788,7 @@ build(const char *dir, const struct reftable_rec *const *v, size_t n,
 		case -ELOOP:
 			log_once(LOGL_WARN, "%s: %s: symbolic refs nested "
 			    "deeper than %d: not shown", dir, r->name,
-			    REFS_MAX_SYMREF_DEPTH);
+			    REFS_MAX_SYMREF_DEPTH - 1);
 			continue;
 		default:
 			log_once(LOGL_WARN, "%s: %s: dangling symbolic ref: "

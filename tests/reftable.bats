@@ -414,3 +414,29 @@ mount_damaged() {
 	one_log_line "tables.list: more than 1048576 bytes: ignored"
 	kill -0 "$ODBFS_PID"
 }
+
+@test "chains of symbolic refs: as long as git follows, and no longer, in both backends" {
+	need_git255
+	local fmt prev i want got
+	for fmt in files reftable; do
+		REPO=$BATS_TEST_TMPDIR/chain-$fmt
+		g55 init -q -b main --ref-format=$fmt "$REPO"
+		add_commits_g55 "$REPO"
+		prev=refs/heads/main
+		for i in 1 2 3 4 5 6; do
+			g55 -C "$REPO" symbolic-ref "refs/heads/s$i" "$prev"
+			prev=refs/heads/s$i
+		done
+		mount_odbfs "$REPO" "$MNT"
+		for i in 1 2 3 4 5 6; do
+			want=no got=no
+			g55 -C "$REPO" rev-parse -q --verify "refs/heads/s$i" >/dev/null && want=yes
+			[ -L "$MNT/refs/heads/s$i" ] && got=yes
+			[ "$want" = "$got" ] || { echo "$fmt s$i: git $want, odbfs $got" >&2; false; }
+		done
+		# git stops at s5: the test is about that edge.
+		[ -L "$MNT/refs/heads/s4" ] && [ ! -e "$MNT/refs/heads/s5" ]
+		grep -q "s5: symbolic refs nested deeper than 4: not shown" "$MNT.log"
+		unmount_odbfs "$MNT"
+	done
+}
