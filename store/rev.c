@@ -7,8 +7,9 @@
  *
  * "~N" is the N-th generation ancestor through first parents, "^N" the
  * N-th parent, "^0" and "~0" the commit itself; a bare "~" or "^" is one
- * step. A tag is peeled to its commit first, as git does. Each step reads
- * one commit's header (commit.h), so a walk is bounded by REV_STEPS_MAX.
+ * step. A tag is peeled to its commit first, as git does. Each step takes
+ * the parent from the commit-graph (a lookup in memory) or else reads one
+ * commit's header (commit.h), so a walk is bounded by REV_STEPS_MAX.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -84,13 +85,41 @@ steps_of(const char *suffix)
 	return (long)steps;
 }
 
+/*
+ * Step from commit id to its parent which (0 for the first): from the
+ * commit-graph when it names id and which is one of the two it holds
+ * inline (git's rev-parse takes parents from there too), else by reading
+ * the commit. -ENOENT when there is no such parent.
+ */
+static int
+parent_step(struct odb *odb, unsigned char *id, size_t which)
+{
+	size_t rawsz = odb_rawsz(odb), n;
+	unsigned char parents[2 * OID_RAWSZ_MAX];
+	struct commit c;
+	int64_t time;
+	int ret;
+
+	if (which < 2 && odb_graph_commit(odb, id, parents, 2, &n, &time) ==
+	    0) {
+		if (which >= n)
+			return -ENOENT;
+		memcpy(id, parents + which * rawsz, rawsz);
+		return 0;
+	}
+	if ((ret = odb_commit_read(odb, id, &c)) == 0 && which >= c.nparents)
+		ret = -ENOENT;
+	if (ret == 0)
+		memcpy(id, c.parents + which * rawsz, rawsz);
+	commit_release(&c);
+	return ret;
+}
+
 int
 odb_rev_suffix(struct odb *odb, const unsigned char *id, const char *suffix,
     unsigned char *out)
 {
-	size_t rawsz = odb_rawsz(odb);
 	enum obj_type type;
-	struct commit c;
 	long steps;
 	int ret;
 
@@ -107,18 +136,10 @@ odb_rev_suffix(struct odb *odb, const unsigned char *id, const char *suffix,
 		long n = count(&suffix);
 
 		/* ^N: one step to parent N; ~N: N steps to parent 1. */
-		for (long k = op == '^' ? !!n : n; k > 0; k--) {
-			size_t which = op == '^' ? (size_t)n - 1 : 0;
-
-			if ((ret = odb_commit_read(odb, out, &c)) == 0 &&
-			    which >= c.nparents)
-				ret = -ENOENT;
-			if (ret == 0)
-				memcpy(out, c.parents + which * rawsz, rawsz);
-			commit_release(&c);
-			if (ret < 0)
+		for (long k = op == '^' ? !!n : n; k > 0; k--)
+			if ((ret = parent_step(odb, out, op == '^' ?
+			    (size_t)n - 1 : 0)) < 0)
 				return ret;
-		}
 	}
 	/* The last step is not read: it must be there (a shallow clone). */
 	return odb_has(odb, out) ? 0 : -ENOENT;

@@ -2,7 +2,7 @@
  * test_rev: store/rev.c's ancestry suffixes against git rev-parse on a
  * history git made: first parents, merges of two and three parents, a
  * root, an annotated tag; and the suffixes git refuses or that lead past
- * a root or a last parent.
+ * a root or a last parent; then the same with a commit-graph.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -146,6 +146,20 @@ test_rev(void)
 	if (check_int(odb_open(path, &odb, &why), 0, "the repository opens")) {
 		against_git(odb, dir);
 		refused(odb, dir);
+		odb_close(odb);
+	}
+	/* Again with a commit-graph, from which the steps take parents. */
+	if (check_int(unit_sh("cd \"$0\"/repo && git commit-graph write "
+	    "--reachable", dir), 0, "git wrote a commit-graph") &&
+	    check_int(odb_open(path, &odb, &why), 0, "it opens again")) {
+		unsigned char head[OID_RAWSZ_MAX], parents[2 * OID_RAWSZ_MAX];
+		size_t n = 0;
+		int64_t time;
+
+		check(file_id(dir, "head", head) && odb_graph_commit(odb, head,
+		    parents, 2, &n, &time) == 0 && n == 1,
+		    "the graph names HEAD and its one parent");
+		against_git(odb, dir);
 		odb_close(odb);
 	}
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
