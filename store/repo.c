@@ -969,18 +969,16 @@ repo_head_link_at(int dir, const char *path, char *buf, size_t size)
 int
 repo_head_at(int dir, const char *path)
 {
-	struct stat st;
 	char link[PATH_MAX], *text;
 	int ret;
 
-	if (fstatat(dir, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode))
+	/* O_NOFOLLOW: a link is refused, to be read as one. */
+	ret = repo_read_at(dir, path, O_NOFOLLOW, 256, &text, NULL);
+	if (ret == -ELOOP)
 		return (ret = repo_head_link_at(dir, path, link,
 		    sizeof(link))) == -ENOENT ? -EINVAL : ret;
-	/* O_NOFOLLOW: a link swapped in since is not read through. */
-	if ((ret = repo_read_at(dir, path, O_NOFOLLOW, 256, &text, NULL)) < 0)
-		return ret == -ELOOP ? -EINVAL : ret;
+	if (ret < 0)
+		return ret;
 	ret = head_ok(text) ? 0 : -EINVAL;
 	free(text);
 	return ret;
