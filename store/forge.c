@@ -81,20 +81,30 @@ unsearched(const struct scan *s, int err)
 	log_once(LOGL_WARN, "not searched (%s): %s", strerror(err), s->path);
 }
 
+/* Room in *v (*cap elements of size) for one more after n: doubling. */
+static int
+grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t more = *cap ? 2 * *cap : 64;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	if (more > SIZE_MAX / size || !(p = realloc(*v, more * size)))
+		return -ENOMEM;
+	*v = p;
+	*cap = more;
+	return 0;
+}
+
 static int
 remember(struct scan *s, const struct stat *st)
 {
 	struct forge *f = s->f;
 	struct forge_dir *d;
 
-	if (f->ndirs == s->dircap) {
-		size_t cap = s->dircap ? 2 * s->dircap : 64;
-
-		if (!(d = realloc(f->dirs, cap * sizeof(*d))))
-			return -ENOMEM;
-		f->dirs = d;
-		s->dircap = cap;
-	}
+	if (grow((void **)&f->dirs, &s->dircap, f->ndirs, sizeof(*d)) < 0)
+		return -ENOMEM;
 	d = &f->dirs[f->ndirs];
 	if (!(d->rel = strdup(rel(s))))
 		return -ENOMEM;
@@ -120,14 +130,8 @@ add_repo(struct scan *s, enum kind kind, const char *gitdir)
 		f->truncated = s->stop = true;
 		return 0;
 	}
-	if (f->nrepos == s->repocap) {
-		size_t cap = s->repocap ? 2 * s->repocap : 256;
-
-		if (!(r = realloc(f->repos, cap * sizeof(*r))))
-			return -ENOMEM;
-		f->repos = r;
-		s->repocap = cap;
-	}
+	if (grow((void **)&f->repos, &s->repocap, f->nrepos, sizeof(*r)) < 0)
+		return -ENOMEM;
 	/* One allocation: the path, then the git directory. */
 	if (!(buf = malloc(n + m)))
 		return -ENOMEM;

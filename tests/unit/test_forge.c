@@ -49,10 +49,11 @@ static const struct {
 	  "git -C team/app worktree add -q ../lib",
 	  "team/app\tteam/lib", NULL, NULL,
 	  "team/lib", "/team/app/.git/worktrees/lib", true },
-	{ "nested groups",
+	{ "nested groups, listed in strcmp order, not the search's",
 	  "git init -q --bare a/b/c/deep.git; git init -q --bare a/top.git;"
-	  "git init -q --bare z.git",
-	  "a/b/c/deep.git\ta/top.git\tz.git", NULL, NULL, NULL, NULL, false },
+	  "git init -q --bare z.git; git init -q --bare a.git",
+	  "a.git\ta/b/c/deep.git\ta/top.git\tz.git", NULL, NULL,
+	  "a/top.git", "/a/top.git", false },
 	{ "repositories inside a bare repository are not searched",
 	  "git init -q --bare p.git; git init -q --bare p.git/refs/x.git;"
 	  "git init -q --bare p.git/sub.git",

@@ -41,9 +41,12 @@
  * Objects a repository borrows (objects/info/alternates) are not looked
  * at here: that is the open's, with its owner's rights.
  *
- * Speed: 10 000 bare repositories in 100 groups (bench/genforge.sh) scan
- * in about 70 ms warm, 1 000 in about 7 ms (2 CPUs, ext4); see
- * bench/RESULTS.md. forge_changed() on them takes well under 1 ms.
+ * Speed, on trees made by bench/genforge.sh (100 repositories a group,
+ * half of the groups nested, a fifth of the repositories forks; 2 CPUs,
+ * ext4, one thread): 1 000 repositories scan in 22 ms, 10 000 in 220 ms
+ * with the inodes cached, 1.3 s from a cold cache. About 13 system calls
+ * a repository, which is all the time warm. forge_changed() on 10 000
+ * (101 groups) takes 0.3 ms.
  *
  * Not thread-safe on one struct forge being freed; a scan shares nothing
  * with another, so a watcher builds the next while readers use the last.
