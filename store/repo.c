@@ -35,6 +35,13 @@ repo_read_file(const char *path, size_t max, char **out)
 int
 repo_read_whole(const char *path, size_t max, char **out, size_t *len)
 {
+	return repo_read_at(AT_FDCWD, path, 0, max, out, len);
+}
+
+int
+repo_read_at(int dir, const char *path, int flags, size_t max, char **out,
+    size_t *len)
+{
 	struct stat st;
 	char *buf;
 	ssize_t n;
@@ -43,7 +50,8 @@ repo_read_whole(const char *path, size_t max, char **out, size_t *len)
 
 	*out = NULL;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = openat(dir, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+	    flags);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
@@ -939,17 +947,41 @@ head_ok(const char *text)
 int
 repo_head_link(const char *path, char *buf, size_t size)
 {
+	return repo_head_link_at(AT_FDCWD, path, buf, size);
+}
+
+int
+repo_head_link_at(int dir, const char *path, char *buf, size_t size)
+{
 	struct stat st;
 	ssize_t n;
 
-	if (lstat(path, &st) < 0)
+	if (fstatat(dir, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	if (!S_ISLNK(st.st_mode))
 		return -EINVAL;
-	if ((n = readlink(path, buf, size - 1)) < 0)
+	if ((n = readlinkat(dir, path, buf, size - 1)) < 0)
 		return -errno;
 	buf[n] = '\0';
 	return (size_t)n < size - 1 && !strncmp(buf, "refs/", 5) ? 0 : -ENOENT;
+}
+
+int
+repo_head_at(int dir, const char *path)
+{
+	char link[PATH_MAX], *text;
+	int ret;
+
+	/* O_NOFOLLOW: a link is refused, to be read as one. */
+	ret = repo_read_at(dir, path, O_NOFOLLOW, 256, &text, NULL);
+	if (ret == -ELOOP)
+		return (ret = repo_head_link_at(dir, path, link,
+		    sizeof(link))) == -ENOENT ? -EINVAL : ret;
+	if (ret < 0)
+		return ret;
+	ret = head_ok(text) ? 0 : -EINVAL;
+	free(text);
+	return ret;
 }
 
 /*
@@ -962,7 +994,7 @@ static const char *
 not_gitdir(const char *dir)
 {
 	char *head = join(dir, "HEAD"), *common = join(dir, "commondir");
-	char *objects = join(dir, "objects"), *text = NULL, link[PATH_MAX];
+	char *objects = join(dir, "objects");
 	const char *why = NULL;
 	int ret;
 
@@ -971,17 +1003,14 @@ not_gitdir(const char *dir)
 	else if (!is_dir(objects) && !exists(common))
 		why = errno == EACCES ? because("not a git repository: %s: %s",
 		    objects, strerror(errno)) : "not a git repository";
-	else if ((ret = repo_head_link(head, link, sizeof(link))) != -EINVAL)
-		why = ret == 0 ? NULL : "not a git repository";
-	else if ((ret = repo_read_file(head, 256, &text)) == -ENOTREG)
+	else if ((ret = repo_head_at(AT_FDCWD, head)) == -ENOTREG)
 		why = because("not a git repository: %s is not a regular file",
 		    head);
-	else if (ret < 0 && ret != -ENOENT)
+	else if (ret < 0 && ret != -ENOENT && ret != -EINVAL)
 		why = because("not a git repository: %s: %s", head,
 		    strerror(-ret));
-	else if (ret < 0 || !head_ok(text))
+	else if (ret < 0)
 		why = "not a git repository";
-	free(text);
 	free(head);
 	free(common);
 	free(objects);

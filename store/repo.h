@@ -67,10 +67,28 @@ int repo_read_file(const char *path, size_t max, char **out);
 int repo_read_whole(const char *path, size_t max, char **out, size_t *len);
 
 /*
+ * Either of the above (len NULL: repo_read_file()) for path relative to
+ * the directory fd dir (or AT_FDCWD), with flags added to open(2)'s:
+ * O_NOFOLLOW to refuse a symlink (-ELOOP).
+ */
+int repo_read_at(int dir, const char *path, int flags, size_t max,
+    char **out, size_t *len);
+
+/*
  * If path (HEAD) is a symlink, the ref it names in buf, as git reads it:
  * 0 for a target in refs/, -ENOENT for any other target; -EINVAL when
  * path is not a symlink.
  */
 int repo_head_link(const char *path, char *buf, size_t size);
+int repo_head_link_at(int dir, const char *path, char *buf, size_t size);
+
+/*
+ * Whether path, relative to the directory fd dir (or AT_FDCWD), is a HEAD
+ * git takes (its validate_headref()): 0 for a symlink into refs/ or a
+ * regular file holding "ref: refs/..." or an object id; -ENOENT when
+ * there is none, -EINVAL for one git does not take, -ENOTREG for a FIFO,
+ * a directory..., found without blocking; or another -errno.
+ */
+int repo_head_at(int dir, const char *path);
 
 #endif

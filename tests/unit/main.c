@@ -155,6 +155,7 @@ main(void)
 		{ "commit", test_commit },
 		{ "commitgraph", test_commitgraph },
 		{ "delta", test_delta },
+		{ "forge", test_forge },
 		{ "pack", test_pack },
 		{ "idx", test_idx },
 		{ "packtable", test_packtable },

@@ -58,6 +58,7 @@ void test_cell(void);
 void test_commit(void);
 void test_commitgraph(void);
 void test_delta(void);
+void test_forge(void);
 void test_idx(void);
 void test_loose(void);
 void test_map(void);
