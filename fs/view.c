@@ -397,13 +397,17 @@ dirlist_free(struct dirlist *l)
 
 int
 list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
-    const unsigned char *ids, size_t n, enum obj_type type)
+    int (*list)(struct odb *odb, unsigned char **ids, size_t *n),
+    enum obj_type type)
 {
-	unsigned char key[KEY_MAX];
+	unsigned char key[KEY_MAX], *ids;
 	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
 	struct objinfo info;
-	int ret = 0;
+	size_t n;
+	int ret;
 
+	if ((ret = list(fs->odb, &ids, &n)) < 0)
+		return ret;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		const unsigned char *id = ids + i * fs->rawsz;
 
@@ -414,5 +418,6 @@ list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
 		ret = add_rec(l, hex, true, S_IFDIR, node_ino(key,
 		    view_dir_key(key, path)));
 	}
+	free(ids);
 	return ret;
 }

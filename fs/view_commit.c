@@ -146,15 +146,7 @@ commits_find(struct odbfs *fs, struct node *dir, const char *name,
 static int
 commits_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	unsigned char *ids;
-	size_t n;
-	int ret;
-
-	if ((ret = odb_list_commits(fs->odb, &ids, &n)) < 0)
-		return ret;
-	ret = list_ids(fs, dir, l, ids, n, OBJ_COMMIT);
-	free(ids);
-	return ret;
+	return list_ids(fs, dir, l, odb_list_commits, OBJ_COMMIT);
 }
 
 const struct view_kind view_commits_kind = {

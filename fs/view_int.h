@@ -152,12 +152,13 @@ int add_rec(struct dirlist *l, const char *name, bool owned, mode_t type,
     uint64_t ino);
 
 /*
- * The directories of the objects ids names (n of them, sorted, as
- * odb_list_commits() gives them) that are of type, as a lookup finds
- * them: under dir, by their path (view.c).
+ * The directories of the objects list gives (odb_list_commits(), ...)
+ * that are of type, as a lookup finds them: under dir, by their path
+ * (view.c).
  */
 int list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
-    const unsigned char *ids, size_t n, enum obj_type type);
+    int (*list)(struct odb *odb, unsigned char **ids, size_t *n),
+    enum obj_type type);
 
 /* view_objects.c: ids and abbreviated ids, for commits/ and trees/ too. */
 int lookup_id(struct odbfs *fs, const unsigned char *id,

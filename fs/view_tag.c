@@ -48,8 +48,6 @@ peeled_tree(struct odbfs *fs, const unsigned char *id, unsigned char *tree)
 	unsigned char peeled[OID_RAWSZ_MAX];
 	char hex[OID_HEXSZ_MAX + 1];
 	enum obj_type type;
-	struct commit c;
-	bool ok = false;
 	int ret;
 
 	if ((ret = odb_peel(fs->odb, id, peeled, &type)) < 0) {
@@ -62,12 +60,8 @@ peeled_tree(struct odbfs *fs, const unsigned char *id, unsigned char *tree)
 		memcpy(tree, peeled, fs->rawsz);
 		return true;
 	}
-	if (type == OBJ_COMMIT && odb_commit_read(fs->odb, peeled, &c) == 0) {
-		memcpy(tree, c.tree, fs->rawsz);
-		ok = true;
-		commit_release(&c);
-	}
-	return ok;
+	return type == OBJ_COMMIT && odb_commit_tree(fs->odb, peeled, tree) ==
+	    0;
 }
 
 /* tags/<id>/: the tag's header, read and parsed, and the tree it peels to. */
@@ -121,15 +115,7 @@ tags_find(struct odbfs *fs, struct node *dir, const char *name,
 static int
 tags_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	unsigned char *ids;
-	size_t n;
-	int ret;
-
-	if ((ret = odb_list_tags(fs->odb, &ids, &n)) < 0)
-		return ret;
-	ret = list_ids(fs, dir, l, ids, n, OBJ_TAG);
-	free(ids);
-	return ret;
+	return list_ids(fs, dir, l, odb_list_tags, OBJ_TAG);
 }
 
 const struct view_kind view_tags_kind = {

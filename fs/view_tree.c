@@ -363,15 +363,7 @@ trees_find(struct odbfs *fs, struct node *dir, const char *name,
 static int
 trees_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	unsigned char *ids;
-	size_t n;
-	int ret;
-
-	if ((ret = odb_list_trees(fs->odb, &ids, &n)) < 0)
-		return ret;
-	ret = list_ids(fs, dir, l, ids, n, OBJ_TREE);
-	free(ids);
-	return ret;
+	return list_ids(fs, dir, l, odb_list_trees, OBJ_TREE);
 }
 
 const struct view_kind view_trees_kind = {

@@ -1171,9 +1171,8 @@ sort_unique(unsigned char *ids, size_t n, size_t rawsz)
 	return k;
 }
 
-/* The tree of commit raw: from the graph when it names raw, else read. */
-static int
-commit_tree(struct odb *odb, const unsigned char *raw, unsigned char *tree)
+int
+odb_commit_tree(struct odb *odb, const unsigned char *raw, unsigned char *tree)
 {
 	struct commitgraph *g = graph_enter(odb);
 	struct commit c;
@@ -1208,7 +1207,7 @@ odb_list_trees(struct odb *odb, unsigned char **ids, size_t *n)
 		return ret;
 	/* In place: the tree of the i-th commit goes at k <= i. */
 	for (size_t i = 0; i < nc; i++)
-		if (commit_tree(odb, commits + i * rawsz, commits + k * rawsz)
+		if (odb_commit_tree(odb, commits + i * rawsz, commits + k * rawsz)
 		    == 0)
 			k++;
 	*ids = commits;

@@ -81,6 +81,13 @@ struct commit;
 int odb_commit_read(struct odb *odb, const unsigned char *raw,
     struct commit *c);
 
+/*
+ * The tree of commit raw: from the commit-graph when it names raw (memory
+ * only), else odb_commit_read()'s. 0, or its errors.
+ */
+int odb_commit_tree(struct odb *odb, const unsigned char *raw,
+    unsigned char *tree);
+
 /* The header of tag raw, as odb_commit_read() reads a commit's. */
 struct tag;
 int odb_tag_read(struct odb *odb, const unsigned char *raw, struct tag *t);
