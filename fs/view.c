@@ -19,7 +19,7 @@
  *   'S' id ino          a symlink of a tree (its blob), then its st_ino
  *   'R' path NUL target HEAD or a ref, by path and where it points (a
  *                       ref that moves is a new symlink)
- *   'A' path            an abbreviated id, by path
+ *   'A' path NUL id     an abbreviated id, by path and the id it names
  *   'M' id name         a file or link inside commits/<id>/
  *   'M' path            a file of .odbfs/ (stats: then a stamp)
  * The files of a tree are numbered by their place in it (tree_entry_ino(),
@@ -80,7 +80,13 @@ path_key(unsigned char *key, char tag, const char *path)
 size_t
 ref_key(unsigned char *key, const char *path, const char *target)
 {
-	size_t len = path_key(key, 'R', path), tlen = strlen(target);
+	return link_key(key, 'R', path, target);
+}
+
+size_t
+link_key(unsigned char *key, char tag, const char *path, const char *target)
+{
+	size_t len = path_key(key, tag, path), tlen = strlen(target);
 
 	if (len + 1 + tlen > KEY_MAX)
 		tlen = KEY_MAX - len - 1;

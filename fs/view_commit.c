@@ -121,12 +121,18 @@ commits_find(struct odbfs *fs, struct node *dir, const char *name,
 			return -ENOENT;
 		memcpy(base, name, len);
 		base[len] = '\0';
+		/*
+		 * A prefix is read as git reads a committish: a tree or blob
+		 * that shares it is no rival. What it names may change (a
+		 * commit that comes later makes it ambiguous): not cached.
+		 */
 		if (len == 2 * fs->rawsz ? !oid_parse_hex(id, base,
 		    fs->rawsz) : !is_abbrev(fs, base) ||
-		    odb_find_prefix(fs->odb, base, len, id) < 0)
+		    odb_find_prefix(fs->odb, base, len, ODB_TYPE(OBJ_COMMIT) |
+		    ODB_TYPE(OBJ_TAG), id) < 0)
 			return -ENOENT;
-		return view_ancestor(fs, dir, name, id, suffix, "../", false,
-		    out);
+		return view_ancestor(fs, dir, name, id, suffix, "../",
+		    len < 2 * fs->rawsz, out);
 	}
 	if (is_abbrev(fs, name))
 		return abbrev_link(fs, dir, name, OBJ_COMMIT, out);
@@ -172,11 +178,13 @@ parent_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
 	/*
-	 * Absent too when the repository lacks the parent: a shallow clone's
-	 * boundary, whose history git itself stops at.
+	 * Absent too at a shallow clone's boundary, whose history git itself
+	 * stops at (even where another branch brought the parent), and
+	 * where the repository lacks the parent.
 	 */
-	return dir->ext->commit.nparents && odb_has(fs->odb,
-	    dir->ext->commit.parents) ? member_key(fs, dir, name, key) : 0;
+	return dir->ext->commit.nparents && !odb_is_shallow(fs->odb,
+	    node_id(dir)) && odb_has(fs->odb, dir->ext->commit.parents) ?
+	    member_key(fs, dir, name, key) : 0;
 }
 
 /* A commit without an author (or committer) line has no such file. */

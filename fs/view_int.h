@@ -117,6 +117,9 @@ size_t id_key(unsigned char *key, char tag, const unsigned char *id,
     size_t rawsz);
 size_t path_key(unsigned char *key, char tag, const char *path);
 size_t ref_key(unsigned char *key, const char *path, const char *target);
+/* A link's key: tag, path, NUL, target (ref_key() with tag 'R'). */
+size_t link_key(unsigned char *key, char tag, const char *path,
+    const char *target);
 
 /* objects/<id>: the key of its node, and of the listing's entries. */
 static inline size_t

@@ -70,18 +70,20 @@ abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
 {
 	unsigned char id[OID_RAWSZ_MAX], key[KEY_MAX];
 	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
-	struct objinfo info;
 	struct node *n;
-	int ret;
 
-	if ((ret = odb_find_prefix(fs->odb, name, strlen(name), id)) < 0)
-		return -ENOENT;
-	if (want != OBJ_NONE && (odb_info(fs->odb, id, &info) < 0 ||
-	    info.type != want))
+	if (odb_find_prefix(fs->odb, name, strlen(name), want == OBJ_NONE ?
+	    0 : ODB_TYPE(want), id) < 0)
 		return -ENOENT;
 	oid_to_hex(hex, id, fs->rawsz);
 	child_path(dir, name, path, sizeof(path));
-	n = new_link(key, path_key(key, 'A', path), hex, NODE_TIME_REPO);
+	/*
+	 * Keyed by its target too, and never cached: an object that comes
+	 * later may make the prefix ambiguous, or (after gc) name another.
+	 */
+	if ((n = new_link(key, link_key(key, 'A', path, hex), hex,
+	    NODE_TIME_REPO)))
+		n->moving = true;
 	return intern(n, out);
 }
 

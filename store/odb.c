@@ -43,6 +43,7 @@ struct odb {
 	struct snapshot *snap;		/* RCU-protected */
 	struct refs *refs;		/* RCU-protected */
 	struct commitgraph *graph;	/* RCU-protected; NULL: none */
+	struct shallow *shallow;	/* RCU-protected; NULL: not shallow */
 	pthread_mutex_t refresh_lock;	/* one refresh at a time */
 	uint64_t graph_stamp;		/* protected by refresh_lock */
 	atomic_uint_least64_t graphs;	/* graphs published since open */
@@ -180,6 +181,7 @@ odb_close(struct odb *odb)
 	cache_free(odb->cache);
 	refs_free(odb->refs);
 	commitgraph_free(odb->graph);
+	free(odb->shallow);
 	walked_free(odb->walked);
 	repo_free(odb->repo);
 	pthread_mutex_destroy(&odb->refresh_lock);
@@ -558,13 +560,17 @@ odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,
 	return -ELOOP;
 }
 
+/* Candidates a typed prefix look-up weighs at most; more: ambiguous. */
+#define PREFIX_CANDIDATES 64
+
 int
-odb_find_prefix(struct odb *odb, const char *hex, size_t len,
+odb_find_prefix(struct odb *odb, const char *hex, size_t len, unsigned types,
     unsigned char *raw)
 {
 	unsigned char prefix[OID_RAWSZ_MAX] = { 0 };
-	size_t rawsz = odb->repo->rawsz;
-	int ret;
+	unsigned char ids[PREFIX_CANDIDATES * OID_RAWSZ_MAX];
+	size_t rawsz = odb->repo->rawsz, max = types ? PREFIX_CANDIDATES : 1;
+	size_t n, kept = 0;
 
 	if (len < 4 || len > 2 * rawsz)
 		return -ENOENT;
@@ -579,12 +585,26 @@ odb_find_prefix(struct odb *odb, const char *hex, size_t len,
 		struct snapshot *s = snap_enter(odb);
 		bool suspect;
 
-		ret = snapshot_find_prefix(s, prefix, len, raw);
-		suspect = ret == -ENOENT && s->vanished;
+		n = snapshot_find_prefix(s, prefix, len, ids, max);
+		suspect = n == 0 && s->vanished;
 		snap_exit();
 		if (!suspect || tries == ODB_RECHECKS || recheck(odb) < 0)
-			return ret;
+			break;
 	}
+	if (n > max)
+		return -ENOTUNIQ;
+	/* Of the candidates, those of the types asked for (git's hints). */
+	for (size_t i = 0; i < n; i++) {
+		struct objinfo info;
+
+		if (types && (odb_info(odb, ids + i * rawsz, &info) < 0 ||
+		    !(types & ODB_TYPE(info.type))))
+			continue;
+		if (kept++)
+			return -ENOTUNIQ;
+		memcpy(raw, ids + i * rawsz, rawsz);
+	}
+	return kept ? 0 : -ENOENT;
 }
 
 const struct refs *
@@ -622,6 +642,26 @@ odb_refs_reload(struct odb *odb)
 	}
 	pthread_mutex_unlock(&odb->refresh_lock);
 	return ret;
+}
+
+static int
+cmp_raw(const void *a, const void *b, void *rawsz)
+{
+	return memcmp(a, b, *(size_t *)rawsz);
+}
+
+/* Sort n ids and keep each once: the count kept. */
+static size_t
+sort_unique(unsigned char *ids, size_t n, size_t rawsz)
+{
+	size_t k = 0;
+
+	qsort_r(ids, n, rawsz, cmp_raw, &rawsz);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || memcmp(ids + (k - 1) * rawsz, ids + i * rawsz,
+		    rawsz))
+			memmove(ids + k++ * rawsz, ids + i * rawsz, rawsz);
+	return k;
 }
 
 /*
@@ -678,15 +718,82 @@ graph_stamp(const struct repo *repo)
 		    repo->objdirs[i]);
 		h = stamp_add(h, path);
 	}
-	return h;
+	snprintf(path, sizeof(path), "%s/shallow", repo->commondir);
+	return stamp_add(h, path);
+}
+
+/*
+ * The commits git's shallow file names, sorted: git takes them for root
+ * commits, whatever parents they name, and stops its history there.
+ */
+struct shallow {
+	size_t n;
+	unsigned char ids[];
+};
+
+/* A shallow file's lines at most: 64 MiB of 65-byte sha256 lines. */
+#define SHALLOW_MAX ((size_t)64 << 20)
+
+/*
+ * Read repo's shallow file: NULL (with 0) when there is none or it names
+ * nothing. A line that is not an id is logged (file and offset) and
+ * skipped, as is a file past SHALLOW_MAX: git would refuse such a
+ * repository, odbfs shows it unshallowed.
+ */
+static int
+shallow_load(const struct repo *repo, struct shallow **out)
+{
+	size_t rawsz = repo->rawsz, len, n = 0;
+	char path[4096], *text, *line, *end;
+	struct shallow *sh;
+	int ret;
+
+	*out = NULL;
+	snprintf(path, sizeof(path), "%s/shallow", repo->commondir);
+	if ((ret = repo_read_whole(path, SHALLOW_MAX, &text, &len)) < 0) {
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret != -ENOENT)
+			log_msg(LOGL_WARN, "%s: cannot read: %s: taken as not "
+			    "shallow", path, strerror(-ret));
+		return 0;
+	}
+	if (!(sh = malloc(sizeof(*sh) + (len / (2 * rawsz) + 1) * rawsz))) {
+		free(text);
+		return -ENOMEM;
+	}
+	for (line = text; line < text + len; line = end + 1) {
+		char hex[OID_HEXSZ_MAX + 1];
+
+		if (!(end = memchr(line, '\n', (size_t)(text + len - line))))
+			end = text + len;
+		if ((size_t)(end - line) == 2 * rawsz) {
+			memcpy(hex, line, 2 * rawsz);
+			hex[2 * rawsz] = '\0';
+			if (oid_parse_hex(sh->ids + n * rawsz, hex, rawsz)) {
+				n++;
+				continue;
+			}
+		}
+		log_msg(LOGL_WARN, "%s: offset %zu: not an object id: line "
+		    "skipped", path, (size_t)(line - text));
+	}
+	free(text);
+	sh->n = sort_unique(sh->ids, n, rawsz);
+	if (sh->n)
+		*out = sh;
+	else
+		free(sh);
+	return 0;
 }
 
 int
 odb_graph_reload(struct odb *odb)
 {
 	struct commitgraph *fresh = NULL, *old;
+	struct shallow *shallow, *old_shallow;
 	uint64_t stamp;
-	int ret = -ENOENT;
+	int ret;
 
 	pthread_mutex_lock(&odb->refresh_lock);
 	stamp = graph_stamp(odb->repo);
@@ -694,6 +801,12 @@ odb_graph_reload(struct odb *odb)
 		pthread_mutex_unlock(&odb->refresh_lock);
 		return 0;
 	}
+	if ((ret = shallow_load(odb->repo, &shallow)) < 0) {
+		pthread_mutex_unlock(&odb->refresh_lock);
+		return ret;
+	}
+	/* A shallow repository's graph is not used, as git does not. */
+	ret = shallow ? 0 : -ENOENT;
 	for (size_t i = 0; i < odb->repo->nobjdirs && ret == -ENOENT; i++)
 		ret = commitgraph_open(odb->repo->objdirs[i],
 		    odb->repo->rawsz, &fresh);
@@ -701,12 +814,15 @@ odb_graph_reload(struct odb *odb)
 		odb->graph_stamp = stamp;
 		PUBLISHED(&odb->graph);
 		old = rcu_xchg_pointer(&odb->graph, fresh);
+		old_shallow = rcu_xchg_pointer(&odb->shallow, shallow);
 		atomic_fetch_add(&odb->graphs, 1);
 		urcu_memb_synchronize_rcu();
 		GRACE_DONE();
 		commitgraph_free(old);
+		free(old_shallow);
 		ret = 0;
-	}
+	} else
+		free(shallow);
 	pthread_mutex_unlock(&odb->refresh_lock);
 	return ret;
 }
@@ -719,6 +835,33 @@ graph_enter(struct odb *odb)
 	urcu_memb_read_lock();
 	SUBSCRIBED(&odb->graph);
 	return rcu_dereference(odb->graph);
+}
+
+bool
+odb_is_shallow(struct odb *odb, const unsigned char *raw)
+{
+	const struct shallow *sh;
+	size_t rawsz = odb->repo->rawsz, lo = 0, hi;
+	bool yes = false;
+
+	if (__builtin_expect(!registered, 0))
+		register_thread();
+	urcu_memb_read_lock();
+	SUBSCRIBED(&odb->shallow);
+	if ((sh = rcu_dereference(odb->shallow)))
+		for (hi = sh->n; lo < hi && !yes;) {
+			size_t mid = lo + (hi - lo) / 2;
+			int c = memcmp(sh->ids + mid * rawsz, raw, rawsz);
+
+			if (c < 0)
+				lo = mid + 1;
+			else if (c > 0)
+				hi = mid;
+			else
+				yes = true;
+		}
+	snap_exit();
+	return yes;
 }
 
 int
@@ -759,6 +902,8 @@ struct walked {
 	uint32_t *slots;		/* index + 1 into ids; 0: empty */
 	size_t nslots;			/* a power of two */
 	bool capped;			/* a walk stopped at ODB_WALK_MAX */
+	uint64_t checked;		/* the graph publication weighed */
+	bool graph_ok;			/* it names only commits at hand */
 };
 
 static void
@@ -829,6 +974,41 @@ walked_add(struct walked *w, const unsigned char *raw)
 		;
 	w->slots[s] = (uint32_t)++w->n;
 	return 0;
+}
+
+/*
+ * Does the graph name only objects the repository has? git writes it
+ * after pruning, so one that names an absent id is stale or damaged,
+ * and its parent links may pass over a commit it does not name: the walk
+ * must not stop at its commits. Logged with the layer and offset.
+ */
+static bool
+graph_trusted(struct odb *odb)
+{
+	struct snapshot *s = snap_enter(odb);
+	struct commitgraph *g = graph_enter(odb);
+	bool ok = true;
+
+	for (size_t i = 0; g && ok && i < g->nlayers; i++) {
+		const struct cg_layer *l = &g->layers[i];
+
+		for (uint32_t j = 0; ok && j < l->nr; j++) {
+			const unsigned char *id = l->oids + (size_t)j * g->rawsz;
+			char hex[OID_HEXSZ_MAX + 1];
+
+			if (snapshot_find(s, id, NULL))
+				continue;
+			oid_to_hex(hex, id, g->rawsz);
+			log_msg(LOGL_WARN, "%s: offset %zu: names commit %s, "
+			    "which the repository lacks: commits are listed "
+			    "by walking history", l->path,
+			    (size_t)(id - l->map), hex);
+			ok = false;
+		}
+	}
+	snap_exit();
+	snap_exit();
+	return ok;
 }
 
 static bool
@@ -944,8 +1124,11 @@ static int
 push_parents(struct odb *odb, struct stack *st, const unsigned char *raw)
 {
 	struct commit c;
-	int ret = odb_commit_read(odb, raw, &c);
+	int ret;
 
+	if (odb_is_shallow(odb, raw))
+		return 0;
+	ret = odb_commit_read(odb, raw, &c);
 	for (size_t i = 0; ret == 0 && i < c.nparents; i++)
 		ret = push(st, c.parents + i * st->rawsz);
 	commit_release(&c);
@@ -988,6 +1171,10 @@ walk_update(struct odb *odb)
 			memset(w->slots, 0, w->nslots * sizeof(*w->slots));
 		w->capped = false;
 	}
+	if (w->checked != graphs) {
+		w->graph_ok = graph_trusted(odb);
+		w->checked = graphs;
+	}
 	/* The tips, copied: the refs are not held across reads. */
 	tips.rawsz = rawsz;
 	refs = odb_refs_get(odb);
@@ -1003,7 +1190,7 @@ walk_update(struct odb *odb)
 		const unsigned char *raw = st.ids + --st.n * rawsz;
 		unsigned char id[OID_RAWSZ_MAX];
 
-		if (walked_has(w, raw) || in_graph(odb, raw) ||
+		if (walked_has(w, raw) || (w->graph_ok && in_graph(odb, raw)) ||
 		    !odb_has(odb, raw))
 			continue;
 		if (read == ODB_WALK_MAX) {
@@ -1028,12 +1215,6 @@ walk_update(struct odb *odb)
 		w->refreshes = refreshes;
 	}
 	return ret;
-}
-
-static int
-cmp_raw(const void *a, const void *b, void *rawsz)
-{
-	return memcmp(a, b, *(size_t *)rawsz);
 }
 
 /* Sort the walk's ids, for listing, and index them again. */
@@ -1155,20 +1336,6 @@ out:
 	free(all);
 	free(spare);
 	return ret;
-}
-
-/* Sort n ids and keep each once: the count kept. */
-static size_t
-sort_unique(unsigned char *ids, size_t n, size_t rawsz)
-{
-	size_t k = 0;
-
-	qsort_r(ids, n, rawsz, cmp_raw, &rawsz);
-	for (size_t i = 0; i < n; i++)
-		if (k == 0 || memcmp(ids + (k - 1) * rawsz, ids + i * rawsz,
-		    rawsz))
-			memmove(ids + k++ * rawsz, ids + i * rawsz, rawsz);
-	return k;
 }
 
 int

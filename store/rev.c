@@ -89,7 +89,8 @@ steps_of(const char *suffix)
  * Step from commit id to its parent which (0 for the first): from the
  * commit-graph when it names id and which is one of the two it holds
  * inline (git's rev-parse takes parents from there too), else by reading
- * the commit. -ENOENT when there is no such parent.
+ * the commit. -ENOENT when there is no such parent, or id is a shallow
+ * clone's boundary (git stops there even when the parent is at hand).
  */
 static int
 parent_step(struct odb *odb, unsigned char *id, size_t which)
@@ -100,6 +101,8 @@ parent_step(struct odb *odb, unsigned char *id, size_t which)
 	int64_t time;
 	int ret;
 
+	if (odb_is_shallow(odb, id))
+		return -ENOENT;
 	if (which < 2 && odb_graph_commit(odb, id, parents, 2, &n, &time) ==
 	    0) {
 		if (which >= n)

@@ -502,28 +502,30 @@ has_prefix(const unsigned char *raw, const unsigned char *prefix,
 	return nibbles % 2 == 0 || (raw[whole] >> 4) == (prefix[whole] >> 4);
 }
 
-/* Note a match; false once two different ids were seen. */
+/*
+ * Note a match in ids (*found of them so far, max at most); false once
+ * more than max different ids were seen.
+ */
 static bool
-note_match(const unsigned char *raw, size_t rawsz, unsigned char *first,
-    int *found)
+note_match(const unsigned char *raw, size_t rawsz, unsigned char *ids,
+    size_t max, size_t *found)
 {
-	if (*found && !memcmp(first, raw, rawsz))
-		return true;
-	if (*found)
-		return (*found = 2), false;
-	memcpy(first, raw, rawsz);
-	*found = 1;
+	for (size_t i = 0; i < *found && i < max; i++)
+		if (!memcmp(ids + i * rawsz, raw, rawsz))
+			return true;
+	if (*found == max)
+		return (*found = max + 1), false;
+	memcpy(ids + (*found)++ * rawsz, raw, rawsz);
 	return true;
 }
 
-int
+size_t
 snapshot_find_prefix(const struct snapshot *s, const unsigned char *prefix,
-    size_t nibbles, unsigned char *raw)
+    size_t nibbles, unsigned char *ids, size_t max)
 {
-	size_t rawsz = s->rawsz;
-	int found = 0;
+	size_t rawsz = s->rawsz, found = 0;
 
-	for (size_t i = 0; i < s->npacks && found < 2; i++) {
+	for (size_t i = 0; i < s->npacks && found <= max; i++) {
 		const struct idx *idx = &s->packs[i]->idx;
 		uint32_t lo, hi;
 
@@ -538,10 +540,11 @@ snapshot_find_prefix(const struct snapshot *s, const unsigned char *prefix,
 		}
 		for (; lo < idx->nr && has_prefix(idx_oid(idx, lo), prefix,
 		    nibbles); lo++)
-			if (!note_match(idx_oid(idx, lo), rawsz, raw, &found))
+			if (!note_match(idx_oid(idx, lo), rawsz, ids, max,
+			    &found))
 				break;
 	}
-	if (found < 2) {
+	if (found <= max) {
 		size_t lo = prefix[0] ? s->loose.fanout[prefix[0] - 1] : 0;
 		size_t hi = s->loose.fanout[prefix[0]];
 
@@ -556,11 +559,11 @@ snapshot_find_prefix(const struct snapshot *s, const unsigned char *prefix,
 		}
 		for (; lo < s->loose.nr && has_prefix(s->loose.ids +
 		    lo * rawsz, prefix, nibbles); lo++)
-			if (!note_match(s->loose.ids + lo * rawsz, rawsz, raw,
-			    &found))
+			if (!note_match(s->loose.ids + lo * rawsz, rawsz, ids,
+			    max, &found))
 				break;
 	}
-	return found == 1 ? 0 : found ? -ENOTUNIQ : -ENOENT;
+	return found;
 }
 
 static int

@@ -116,11 +116,13 @@ bool snapshot_find(const struct snapshot *s, const unsigned char *raw,
     struct objloc *loc);
 
 /*
- * The one id beginning with the nibbles hex digits in prefix (rawsz bytes,
- * zero-padded): 0 with raw set, -ENOENT, or -ENOTUNIQ when several do.
+ * The ids beginning with the nibbles hex digits in prefix (rawsz bytes,
+ * zero-padded), each once, in ids (max of them at most): how many there
+ * are, or max + 1 when there are more than max.
  */
-int snapshot_find_prefix(const struct snapshot *s, const unsigned char *prefix,
-    size_t nibbles, unsigned char *raw);
+size_t snapshot_find_prefix(const struct snapshot *s,
+    const unsigned char *prefix, size_t nibbles, unsigned char *ids,
+    size_t max);
 
 /* Every id whose first byte is b, sorted and without duplicates. */
 int snapshot_list(const struct snapshot *s, unsigned b, unsigned char **ids,

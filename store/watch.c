@@ -361,6 +361,9 @@ on_event(struct watch *w, const struct inotify_event *ev)
 			w->graph = true;
 		break;
 	case W_GITDIR:
+		/* shallow: which commits are roots, read with the graph. */
+		if (!strcmp(ev->name, "shallow"))
+			w->graph = true;
 		/* config: git refs migrate names the new backend there. */
 		if (!strcmp(ev->name, "HEAD") || !strcmp(ev->name,
 		    "packed-refs") || !strcmp(ev->name, "config"))

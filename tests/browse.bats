@@ -713,8 +713,18 @@ prefix_count() {
 		skip "no ambiguous 4-digit prefix among $(wc -l <"$ids") objects"
 	fi
 	[ "$(prefix_count "$ids" "$amb")" -ge 2 ]
-	for d in objects commits trees; do
-		enoent "$mnt/$d/$amb"
+	enoent "$mnt/objects/$amb"
+	# commits/ and trees/ weigh only their own type, as git's
+	# disambiguation hints do: a blob sharing the prefix is no rival.
+	for t in commit tree; do
+		grep "^$amb" "$ids" | in_fix cat-file --batch-check='%(objectname) %(objecttype)' |
+			awk -v t=$t '$2 == t { print $1 }' >"$BATS_TEST_TMPDIR/of"
+		echo "# $amb: $(wc -l <"$BATS_TEST_TMPDIR/of") ${t}s" >&3
+		if [ "$(wc -l <"$BATS_TEST_TMPDIR/of")" -eq 1 ]; then
+			link_is "$mnt/${t}s/$amb" "$(cat "$BATS_TEST_TMPDIR/of")"
+		else
+			enoent "$mnt/${t}s/$amb"
+		fi
 	done
 	# The longest prefix two ids share is ambiguous; one digit more is not.
 	read -r x y < <(awk 'NR > 1 {

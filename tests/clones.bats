@@ -46,6 +46,49 @@ teardown() {
 	[ ! -s "$MNT.log" ]
 }
 
+@test "a shallow boundary whose parent is at hand: git stops there, and so does the mount" {
+	local r=$BATS_TEST_TMPDIR/cut b p
+	# A full clone whose shallow file names HEAD~1, as a fetch --depth
+	# into a repository that had more leaves it: the parent is here.
+	git clone -q --no-local "$SRC" "$r"
+	git -C "$r" commit-graph write --reachable
+	b=$(git -C "$r" rev-parse HEAD~1)
+	p=$(git -C "$r" rev-parse HEAD~2)
+	echo "$b" >"$r/.git/shallow"
+	[ "$(git -C "$r" log --format=%P -1 "$b")" = "" ]
+	! git -C "$r" rev-parse -q --verify HEAD~2 >/dev/null
+	git -C "$r" cat-file -e "$p"
+	mount_odbfs "$r" "$MNT"
+	link_is "$MNT/HEAD~1" "commits/$b"
+	[ ! -e "$MNT/HEAD~2" ]
+	[ ! -e "$MNT/commits/$b~1" ]
+	[ ! -e "$MNT/commits/$b^1" ]
+	[ ! -L "$MNT/commits/$b/parent" ]
+	# What git rev-list --all lists, though the graph names all three.
+	[ "$(ls "$MNT/commits")" = "$(git -C "$r" rev-list --all | sort)" ]
+	[ "$(ls "$MNT/trees")" = "$(git -C "$r" log --all --format=%T | sort -u)" ]
+	# git fetch --unshallow removes the file: history reaches past it.
+	rm "$r/.git/shallow"
+	within_a_second test -L "$MNT/HEAD~2"
+	link_is "$MNT/HEAD~2" "commits/$p"
+	[ "$(ls "$MNT/commits")" = "$(git -C "$r" rev-list --all | sort)" ]
+	[ "$(ls "$MNT/commits" | wc -l)" -eq 3 ]
+	[ ! -s "$MNT.log" ]
+}
+
+@test "a shallow file with lines that are no ids: each logged with its offset, the rest used" {
+	local r=$BATS_TEST_TMPDIR/bad b
+	git clone -q --no-local "$SRC" "$r"
+	b=$(git -C "$r" rev-parse HEAD~1)
+	printf 'not an id\n%s\nzz\n' "$b" >"$r/.git/shallow"
+	mount_odbfs "$r" "$MNT"
+	[ -L "$MNT/HEAD~1" ]
+	[ ! -e "$MNT/HEAD~2" ]
+	[ "$(grep -c 'shallow: offset' "$MNT.log")" -eq 2 ]
+	grep -q "$r/.git/shallow: offset 0: not an object id" "$MNT.log"
+	grep -q "$r/.git/shallow: offset $((10 + 41)): not an object id" "$MNT.log"
+}
+
 @test "a partial clone: blobs the promisor holds are listed, and EIO with one log line each" {
 	local r=$BATS_TEST_TMPDIR/partial blob
 	git clone -q --no-checkout --filter=blob:none "file://$SRC" "$r"

@@ -199,3 +199,130 @@ rev_is() {
 	    assert os.readlink(name, dir_fd=sub).endswith('commits/' + c)
 	PY
 }
+
+# twin_commit REPO HEX N: write (loose) a commit whose id begins with the
+# first N digits of HEX, found by varying its message, and print its id.
+twin_commit() {
+	local tree
+	tree=$(git -C "$1" rev-parse 'HEAD^{tree}')
+	python3 - "$1" "$2" "$3" "$tree" <<'PY'
+import hashlib, subprocess, sys
+repo, want, n, tree = sys.argv[1], sys.argv[2][:int(sys.argv[3])], int(sys.argv[3]), sys.argv[4]
+for k in range(1 << 26):
+    body = ("tree %s\nauthor A <a@b> 1700000000 +0000\ncommitter A <a@b> "
+            "1700000000 +0000\n\ntwin %d\n" % (tree, k)).encode()
+    if hashlib.sha1(b"commit %d\0" % len(body) + body).hexdigest().startswith(want):
+        out = subprocess.run(["git", "-C", repo, "hash-object", "-t", "commit",
+                              "-w", "--stdin"], input=body, capture_output=True,
+                             check=True).stdout.decode().strip()
+        print(out)
+        break
+PY
+}
+
+# twin_blob REPO HEX N: the same for a blob.
+twin_blob() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import hashlib, subprocess, sys
+repo, want = sys.argv[1], sys.argv[2][:int(sys.argv[3])]
+for k in range(1 << 26):
+    body = b"twin blob %d\n" % k
+    if hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest().startswith(want):
+        print(subprocess.run(["git", "-C", repo, "hash-object", "-w", "--stdin"],
+                             input=body, capture_output=True,
+                             check=True).stdout.decode().strip())
+        break
+PY
+}
+
+@test "a prefix a blob shares names the commit, as git's committish does; one a new commit shares names nothing at once" {
+	local r=$BATS_TEST_TMPDIR/twins c p b c2
+	git clone -q --no-local "$FIX" "$r"
+	c=$(git -C "$r" rev-parse HEAD)
+	p=${c:0:5}
+	b=$(twin_blob "$r" "$c" 5)
+	[ "${b:0:5}" = "$p" ]
+	# git: the bare prefix is ambiguous; as a committish it is the commit.
+	! git -C "$r" rev-parse -q --verify "$p" >/dev/null 2>&1
+	[ "$(git -C "$r" rev-parse "$p~0")" = "$c" ]
+	[ "$(git -C "$r" rev-parse "$p~1")" = "$(git -C "$r" rev-parse HEAD~1)" ]
+	mount_odbfs "$r" "$MNT"
+	link_is "$MNT/commits/$p~0" "../commits/$c"
+	link_is "$MNT/commits/$p~1" "../commits/$(git -C "$r" rev-parse HEAD~1)"
+	link_is "$MNT/commits/$p" "$c"
+	# objects/ takes every type: there the prefix is ambiguous.
+	[ ! -e "$MNT/objects/$p" ]
+	# A commit that arrives with the same prefix: now git finds it
+	# ambiguous even as a committish, and so does the mount, though the
+	# kernel looked the names up a moment ago.
+	c2=$(twin_commit "$r" "$c" 5)
+	[ "${c2:0:5}" = "$p" ]
+	! git -C "$r" rev-parse -q --verify "$p~0" >/dev/null 2>&1
+	within_a_second test ! -e "$MNT/commits/$p"
+	[ ! -e "$MNT/commits/$p~0" ]
+	[ ! -L "$MNT/commits/$p~1" ]
+	# One digit more tells them apart again.
+	if [ "${c:5:1}" != "${c2:5:1}" ]; then
+		link_is "$MNT/commits/${c:0:6}" "$c"
+		link_is "$MNT/commits/${c2:0:6}" "$c2"
+	fi
+	[ ! -s "$MNT.log" ]
+}
+
+@test "replacement refs are not applied: steps follow the parents a commit names, as git --no-replace-objects does" {
+	local r=$BATS_TEST_TMPDIR/replaced
+	git clone -q --no-local "$FIX" "$r"
+	# Graft HEAD~1 onto the root: git replace writes a new commit and
+	# refs/replace/<HEAD~1>.
+	git -C "$r" replace --graft HEAD~1 "$(git -C "$r" rev-list --max-parents=0 HEAD | head -n 1)"
+	[ "$(git -C "$r" rev-parse HEAD~2)" != "$(git -C "$r" --no-replace-objects rev-parse HEAD~2)" ]
+	mount_odbfs "$r" "$MNT"
+	for rev in HEAD~1 HEAD~2 HEAD~1^2 HEAD^^; do
+		want=$(git -C "$r" --no-replace-objects rev-parse -q --verify "$rev") || {
+			[ ! -e "$MNT/$rev" ]
+			continue
+		}
+		link_is "$MNT/$rev" "commits/$want"
+	done
+	# The replaced commit is served as stored, its replacement by its own id.
+	old=$(git -C "$r" rev-parse HEAD~1)
+	cmp "$MNT/objects/$old" <(git -C "$r" --no-replace-objects cat-file commit "$old")
+	[ -L "$MNT/refs/replace/$old" ]
+	[ ! -s "$MNT.log" ]
+}
+
+@test "a commit-graph that names a commit the repository lacks: one log line, and commits/ lists what a walk finds" {
+	local r=$BATS_TEST_TMPDIR/badgraph g x y off
+	git clone -q --no-local "$FIX" "$r"
+	git -C "$r" commit-graph write --reachable
+	g=$r/.git/objects/info/commit-graph
+	# Rewrite HEAD~3's id (no ref names it) in the id list, its last byte, so
+	# that the list stays sorted and every check of its shape passes.
+	x=$(git -C "$r" rev-parse HEAD~3)
+	! git -C "$r" for-each-ref --format='%(objectname)' | grep -qx "$x"
+	read -r y off < <(python3 - "$g" "$x" <<-'PY'
+	import sys
+	path, x = sys.argv[1], bytes.fromhex(sys.argv[2])
+	data = bytearray(open(path, "rb").read())
+	off = data.find(x)
+	assert off > 0 and data.find(x, off + 1) < 0
+	data[off + 19] ^= 1
+	open(path, "wb").write(data)
+	print(data[off:off + 20].hex(), off)
+	PY
+	)
+	! git -C "$r" cat-file -e "$y"
+	mount_odbfs "$r" "$MNT"
+	want=$(git -C "$r" -c core.commitGraph=false rev-list --all | LC_ALL=C sort)
+	[ "$(ls "$MNT/commits")" = "$want" ]
+	[ "$(ls "$MNT/commits")" = "$want" ]
+	grep -qx "$x" <(ls "$MNT/commits")
+	[ "$(grep -c . "$MNT.log")" -eq 1 ]
+	grep -q "$g: offset $off: names commit $y, which the repository lacks" "$MNT.log"
+	# git writes the graph anew: trusted again, and nothing more logged.
+	rm -f "$g"
+	git -C "$r" commit-graph write --reachable
+	sleep 0.3
+	[ "$(ls "$MNT/commits")" = "$want" ]
+	[ "$(grep -c . "$MNT.log")" -eq 1 ]
+}

@@ -110,10 +110,18 @@ int odb_rev_suffix(struct odb *odb, const unsigned char *id,
 
 /*
  * The one object whose id begins with the hex digits in hex (len of
- * them, at least 4): 0 with raw set, -ENOENT, or -ENOTUNIQ. Memory only.
+ * them, at least 4): 0 with raw set, -ENOENT, or -ENOTUNIQ. With types
+ * 0, any object, in memory only; else one whose type t has the bit
+ * 1 << t in types, among objects of other types, as git's disambiguation
+ * hints take a prefix (<prefix>~1 names the one commit or tag): each
+ * candidate's type is read, and a prefix more than 64 objects share is
+ * ambiguous.
  */
 int odb_find_prefix(struct odb *odb, const char *hex, size_t len,
-    unsigned char *raw);
+    unsigned types, unsigned char *raw);
+
+/* odb_find_prefix()'s types: one bit per object type. */
+#define ODB_TYPE(t) (1u << (t))
 
 /*
  * The current references, valid until odb_refs_put() (an RCU read-side
@@ -200,6 +208,15 @@ int odb_list_trees(struct odb *odb, unsigned char **ids, size_t *n);
  * reaches is not listed.
  */
 int odb_list_tags(struct odb *odb, unsigned char **ids, size_t *n);
+
+/*
+ * Is raw one of the commits the shallow file names (a shallow clone's
+ * boundary)? git takes such a commit for a root: no parent is followed
+ * from it, whatever it names, and a shallow repository's commit-graph is
+ * not used. Memory only; the watcher reads the file again when it
+ * changes (git fetch --deepen, --unshallow).
+ */
+bool odb_is_shallow(struct odb *odb, const unsigned char *raw);
 
 /*
  * What the commit-graph says of the commit raw: its committer time and
