@@ -18,6 +18,7 @@
  * their reply, and the watcher takes the write lock once after publishing,
  * which waits them out, before it invalidates.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ struct shown {
 };
 
 static pthread_rwlock_t lock;
-static struct shown shown;	/* the watcher thread's alone */
+static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
 
 void
 reflinks_lookup_begin(void)
@@ -87,8 +88,9 @@ static void
 drop(struct odbfs *fs, const char *path, const char *name, size_t len)
 {
 	unsigned char key[4096 + 64];
-	fuse_ino_t dir = *path ? node_find(key, view_dir_key(key, path)) :
-	    FUSE_ROOT_ID;
+	/* A single mount's root is no node of the table; a forge's are. */
+	fuse_ino_t dir = *path || fs->repo ? node_find(key, view_dir_key(key,
+	    path)) : FUSE_ROOT_ID;
 
 	if (dir)
 		fuse_lowlevel_notify_inval_entry(fs->se, dir, name, len);
@@ -141,8 +143,8 @@ drop_ref(struct odbfs *fs, const struct shown *before,
 	free(path);
 }
 
-void
-reflinks_init(struct odbfs *fs)
+static void
+lock_init(void)
 {
 	pthread_rwlockattr_t attr;
 
@@ -152,13 +154,22 @@ reflinks_init(struct odbfs *fs)
 	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&lock, &attr);
 	pthread_rwlockattr_destroy(&attr);
-	take(fs, &shown);
+}
+
+int
+reflinks_init(struct odbfs *fs)
+{
+	pthread_once(&lock_once, lock_init);
+	if (!(fs->shown = calloc(1, sizeof(*fs->shown))))
+		return -ENOMEM;
+	take(fs, fs->shown);
+	return 0;
 }
 
 void
 reflinks_published(struct odbfs *fs)
 {
-	struct shown now;
+	struct shown now, *shown = fs->shown;
 	size_t i = 0, j = 0;
 
 	/* Lookups that read the refs before they were published end first. */
@@ -166,29 +177,32 @@ reflinks_published(struct odbfs *fs)
 	pthread_rwlock_unlock(&lock);
 	take(fs, &now);
 	/* Both sorted by name: a merge finds what was added, moved, deleted. */
-	while (i < shown.n || j < now.n) {
-		int c = i == shown.n ? 1 : j == now.n ? -1 :
-		    strcmp(shown.v[i].name, now.v[j].name);
+	while (i < shown->n || j < now.n) {
+		int c = i == shown->n ? 1 : j == now.n ? -1 :
+		    strcmp(shown->v[i].name, now.v[j].name);
 
 		if (c < 0) {
-			drop_ref(fs, &shown, &now, shown.v[i++].name, false);
+			drop_ref(fs, shown, &now, shown->v[i++].name, false);
 		} else if (c > 0) {
-			drop_ref(fs, &shown, &now, now.v[j++].name, false);
+			drop_ref(fs, shown, &now, now.v[j++].name, false);
 		} else {
-			if (memcmp(shown.v[i].id, now.v[j].id, fs->rawsz))
-				drop_ref(fs, &shown, &now, now.v[j].name,
+			if (memcmp(shown->v[i].id, now.v[j].id, fs->rawsz))
+				drop_ref(fs, shown, &now, now.v[j].name,
 				    true);
 			i++, j++;
 		}
 	}
-	if (strcmp(shown.head, now.head))
+	if (strcmp(shown->head, now.head))
 		drop(fs, "", "HEAD", 4);
-	shown_free(&shown);
-	shown = now;
+	shown_free(shown);
+	*shown = now;
 }
 
 void
-reflinks_free(void)
+reflinks_free(struct odbfs *fs)
 {
-	shown_free(&shown);
+	if (fs->shown)
+		shown_free(fs->shown);
+	free(fs->shown);
+	fs->shown = NULL;
 }

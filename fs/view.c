@@ -228,6 +228,7 @@ static const struct view_kind *const kinds[] = {
 	[NODE_TREE] = &view_tree_kind,
 	[NODE_GITLINK] = &view_gitlink_kind,
 	[NODE_META] = &view_meta_kind,
+	[NODE_GROUP] = &view_group_kind,
 };
 
 const struct view_kind *
