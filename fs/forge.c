@@ -37,6 +37,7 @@
 #include "odbstore/watch.h"
 #include "readers.h"
 #include "reflinks.h"
+#include "stats.h"
 #include "view_int.h"
 
 /* An open repository: what closing it lets go. */
@@ -52,6 +53,7 @@ struct frepo {
 	uint64_t seed;		/* of its st_ino numbers: its path's hash */
 	int64_t epoch;		/* its time, for its directory */
 	struct live *live;	/* NULL when closed */
+	_Atomic uint64_t stats[STAT_NR];	/* stats_enter()'s */
 	unsigned held;		/* forge_hold()s not yet released */
 	bool opening;		/* an open is under way, unlocked */
 	bool failed;		/* its open failed (logged): absent */
@@ -62,6 +64,7 @@ struct frepo {
 struct forge_fs {
 	struct odbfs *top;
 	struct forge_opts opts;
+	char *root;			/* real path, as scanned */
 
 	pthread_rwlock_t scan_lock;
 	struct forge *scan;		/* protected by scan_lock */
@@ -181,6 +184,7 @@ repo_open(struct forge_fs *f, struct frepo *r, uint32_t index,
 	l->fs.repo = index;
 	l->fs.seed = r->seed;
 	l->fs.epoch = r->epoch;
+	l->fs.counters = r->stats;
 	if ((ret = odb_open(r->gitdir, &l->fs.odb, &why)) < 0)
 		goto fail;
 	l->fs.rawsz = odb_rawsz(l->fs.odb);
@@ -245,6 +249,7 @@ forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
 	*err = 0;
 	if (!f || !repo) {
 		node_enter(0, 0);
+		stats_enter(NULL);
 		return top;
 	}
 	pthread_mutex_lock(&f->lock);
@@ -286,8 +291,10 @@ forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
 		attrs.repo = repo;
 		attrs.seed = r->seed;
 		attrs.epoch = r->epoch;
+		attrs.counters = r->stats;
 		pthread_mutex_unlock(&f->lock);
 		node_enter(repo, r->seed);
+		stats_enter(r->stats);
 		return &attrs;
 	}
 	r->held++;
@@ -296,6 +303,7 @@ forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
 	pthread_mutex_unlock(&f->lock);
 	live_close(evicted);
 	node_enter(repo, r->seed);
+	stats_enter(r->stats);
 	return &l->fs;
 }
 
@@ -384,6 +392,26 @@ group_find(struct odbfs *fs, struct node *dir, const char *name,
 	return ret;
 }
 
+void
+forge_count(const struct odbfs *top, size_t *repos, size_t *open)
+{
+	struct forge_fs *f = top->forge;
+
+	pthread_rwlock_rdlock(&f->scan_lock);
+	*repos = f->scan->nrepos;
+	pthread_rwlock_unlock(&f->scan_lock);
+	pthread_mutex_lock(&f->lock);
+	*open = f->nopen;
+	pthread_mutex_unlock(&f->lock);
+}
+
+const char *
+forge_root(const struct odbfs *top)
+{
+	/* Set once by forge_scan() from the root: the same in every scan. */
+	return top->forge->root;
+}
+
 /* Has the repository at path failed to open? */
 static bool
 failed(struct forge_fs *f, const char *path)
@@ -443,10 +471,23 @@ group_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 	return ret;
 }
 
+/* The root's .odbfs/: the mount's own, absent with -o nometa. */
+static size_t
+top_meta_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	return dir->path[0] ? 0 : meta_key(fs, dir, name, key);
+}
+
+static const struct view_fixed group_fixed[] = {
+	{ ".odbfs", S_IFDIR, NODE_META, top_meta_key, make_dir },
+};
+
 /* What is under the root comes and goes: a miss is never cached. */
 const struct view_kind view_group_kind = {
 	.mode = NODE_MODE_DIR,
 	.negative = 0,
+	VIEW_FIXED_INIT(group_fixed),
 	.find = group_find,
 	.list = group_list,
 };
@@ -466,8 +507,11 @@ forge_open(struct odbfs *top, const char *root,
 	pthread_rwlock_init(&f->scan_lock, NULL);
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->opened, NULL);
-	if ((ret = forge_scan(root, &f->scan)) < 0) {
+	if ((ret = forge_scan(root, &f->scan)) < 0 ||
+	    !(f->root = strdup(f->scan->root))) {
+		ret = ret < 0 ? ret : -ENOMEM;
 		fprintf(stderr, "odbfs: %s: %s\n", root, strerror(-ret));
+		forge_free(f->scan);
 		free(f);
 		return ret;
 	}
@@ -543,7 +587,7 @@ rescan(struct forge_fs *f)
 	struct live **closing;
 	size_t nclosing = 0;
 
-	if (forge_scan(f->scan->root, &now) < 0)
+	if (forge_scan(f->root, &now) < 0)
 		return;
 	pthread_rwlock_wrlock(&f->scan_lock);
 	old = f->scan;
@@ -588,7 +632,7 @@ run(void *arg)
 
 	if (fd < 0) {
 		log_msg(LOGL_ERROR, "%s: cannot watch for new repositories: %s",
-		    f->scan->root, strerror(errno));
+		    f->root, strerror(errno));
 		return NULL;
 	}
 	pthread_rwlock_rdlock(&f->scan_lock);
@@ -669,6 +713,7 @@ forge_close(struct odbfs *top)
 	free(f->v);
 	free(f->slots);
 	forge_free(f->scan);
+	free(f->root);
 	pthread_rwlock_destroy(&f->scan_lock);
 	pthread_mutex_destroy(&f->lock);
 	pthread_cond_destroy(&f->opened);

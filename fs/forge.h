@@ -41,6 +41,12 @@ int forge_open(struct odbfs *top, const char *root,
 /* Start the thread that sees repositories come and go. */
 int forge_run(struct odbfs *top);
 
+/* Repositories listed under the root, and how many of them are open. */
+void forge_count(const struct odbfs *top, size_t *repos, size_t *open);
+
+/* The root, as scanned (its real path). */
+const char *forge_root(const struct odbfs *top);
+
 /* Stop it and close every repository. */
 void forge_close(struct odbfs *top);
 

@@ -31,6 +31,7 @@ struct odbfs {
 	uint64_t seed;			/* of its st_ino numbers */
 	struct forge_fs *forge;		/* --root: the repositories */
 	struct shown *shown;		/* reflinks.c's */
+	_Atomic uint64_t *counters;	/* its repository's (stats.h) */
 	uid_t uid;			/* the identity files show: the one */
 	gid_t gid;			/* the daemon reads with */
 	mode_t umask;			/* -o umask=, cleared from modes */

@@ -192,6 +192,7 @@ lookup_reply(fuse_req_t req, struct node *dir, const char *name)
 		fuse_reply_err(req, to_errno(ret));
 		return;
 	}
+	stats_add(STAT_LOOKUPS, 1);
 	if ((ret = view_lookup(fs, dir, name, &n)) == -ENOENT ||
 	    ret == -ENOTUNIQ) {
 		reply_negative(req, fs, dir);
@@ -211,7 +212,6 @@ odbfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	union node_buf nb;
 	struct node *dir = node_get(parent, &nb);
 
-	stats_add(STAT_LOOKUPS, 1);
 	if (!shows_refs(dir)) {
 		lookup_reply(req, dir, name);
 		return;
@@ -439,10 +439,17 @@ odbfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void
 odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct odbfs *fs = fs_of(req);
 	union node_buf nb;
 	struct node *n = node_get(ino, &nb);
+	int ret;
+	struct odbfs *fs = fs_get(req, n, false, &ret);
 
+	if (!fs) {
+		fuse_reply_err(req, to_errno(ret));
+		return;
+	}
+	/* Entered, for the count below; nothing else of it is used. */
+	fs_put(fs);
 	if (S_ISDIR(n->mode)) {
 		fuse_reply_err(req, EISDIR);
 		return;
@@ -452,7 +459,7 @@ odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	stats_add(STAT_OPENS, 1);
-	if (fs->no_open) {
+	if (fs_of(req)->no_open) {
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
@@ -518,26 +525,31 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct node *n = node_get(ino, &nb);
 	const unsigned char *data = (const unsigned char *)n->data;
 	uint64_t total = n->size, start = 0;
-	struct odbfs *fs = NULL;
+	struct odbfs *fs;
 	struct reader *r = NULL;
 	unsigned char *buf = NULL;
+	bool object;
 	ssize_t got;
 	int ret;
 
 	(void)fi;
-	stats_add(STAT_READS, 1);
 	if (off < 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	object = reads_object(n) || (n->kind == NODE_SLICE &&
+	    (uint64_t)off < n->size);
+	/* Held until the reader is let go: see forge_hold(). */
+	if (!(fs = fs_get(req, n, object, &ret))) {
+		fuse_reply_err(req, to_errno(ret));
+		return;
+	}
+	stats_add(STAT_READS, 1);
 	if (reads_object(n) && off == 0)
 		ahead_read(ino, n->ino);
-	if (reads_object(n) || (n->kind == NODE_SLICE &&
-	    (uint64_t)off < n->size)) {
-		/* Held until the reader is let go: see forge_hold(). */
-		if ((fs = fs_get(req, n, true, &ret)))
-			ret = object_of(fs, n, off, size, &r, &start, &total);
-		if (ret < 0) {
+	if (object) {
+		if ((ret = object_of(fs, n, off, size, &r, &start,
+		    &total)) < 0) {
 			fs_put(fs);
 			fuse_reply_err(req, to_errno(ret));
 			return;
