@@ -196,11 +196,19 @@ repo_open(struct forge_fs *f, struct frepo *r, uint32_t index,
 	why = "out of memory";
 	if ((ret = reflinks_init(&l->fs)) < 0)
 		goto fail;
-	why = "cannot watch for changes";
+	/*
+	 * Each watcher is an inotify instance (fs.inotify.max_user_instances,
+	 * 128 on Debian, for all the user's programs): one that cannot be
+	 * had leaves the repository served as it is now, which is still
+	 * right, and says so once.
+	 */
 	if (f->opts.refresh >= 0 && (ret = watch_start(l->fs.odb,
 	    (unsigned)f->opts.refresh, f->opts.published, &l->fs,
 	    &l->watch)) < 0)
-		goto fail;
+		log_once(LOGL_WARN, "%s: cannot watch for changes: %s: served "
+		    "as it is now until it is opened again (max_repos= "
+		    "fewer, or raise fs.inotify.max_user_instances)", r->path,
+		    strerror(-ret));
 	*out = l;
 	return 0;
 fail:
