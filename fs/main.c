@@ -220,12 +220,13 @@ drop_entry(struct odbfs *fs, const char *path, const char *name)
 static void
 drop_negative(void *arg, const unsigned char *raw)
 {
-	static const char *const dirs[] = { "objects", "commits", "trees" };
+	static const char *const dirs[] = { "objects", "commits", "trees",
+	    "tags" };
 	struct odbfs *fs = arg;
 	char hex[OID_HEXSZ_MAX + 1], fanout[16];
 
 	oid_to_hex(hex, raw, fs->rawsz);
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		drop_entry(fs, dirs[i], hex);
 	snprintf(fanout, sizeof(fanout), "objects/%.2s", hex);
 	drop_entry(fs, fanout, hex);

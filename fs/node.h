@@ -95,6 +95,8 @@ struct node_ext {
 			/* The tree it peels to, if it peels to one. */
 			unsigned char tag_tree[OID_RAWSZ_MAX];
 			bool tag_has_tree;
+			/* Its object's type: the line's if it is missing. */
+			uint8_t tag_object_type;
 		};
 		struct {
 			struct tree tree;	/* NODE_TREE */

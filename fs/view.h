@@ -33,7 +33,8 @@ int view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 double view_negative_timeout(const struct odbfs *fs, const struct node *dir);
 
 /*
- * Where HEAD points (its "ref: " target, or commits/<id> when detached),
+ * Where HEAD points (its "ref: " target, or when detached commits/<id>, or
+ * tags/<id> etc. as a ref to that id links),
  * or -ENOENT if it is neither.
  */
 int view_head_target(struct odbfs *fs, char *target, size_t size);

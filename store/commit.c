@@ -29,12 +29,12 @@ header(const char **p, const char *end, const char *name, const char **val,
 
 	if ((size_t)(end - *p) <= n || memcmp(*p, name, n) || (*p)[n] != ' ')
 		return false;
-	lf = memchr(*p + n + 1, '\n', (size_t)(end - *p - n - 1));
-	if (!lf)
-		return false;
+	/* The last line may lack its newline: git reads it so. */
+	if (!(lf = memchr(*p + n + 1, '\n', (size_t)(end - *p - n - 1))))
+		lf = end;
 	*val = *p + n + 1;
 	*len = (size_t)(lf - *val);
-	*p = lf + 1;
+	*p = lf < end ? lf + 1 : end;
 	return true;
 }
 
@@ -45,10 +45,16 @@ hex_value(const char *val, size_t len, size_t rawsz, unsigned char *raw)
 
 	if (len != 2 * rawsz)
 		return false;
-	memcpy(hex, val, len);
+	/* git's get_oid_hex() takes either case; ids are named in lower. */
+	for (size_t i = 0; i < len; i++)
+		hex[i] = val[i] >= 'A' && val[i] <= 'F' ? (char)(val[i] + 32) :
+		    val[i];
 	hex[len] = '\0';
 	return oid_parse_hex(raw, hex, rawsz);
 }
+
+/* The last second gmtime(3) can give a year of: 2147485547-12-31. */
+#define IDENT_TIME_MAX INT64_C(67768036191676799)
 
 /* The seconds in "Name <email> SECONDS TZ", or 0. */
 static int64_t
@@ -69,7 +75,8 @@ ident_time(const char *val, size_t len)
 			return 0;
 		t = t * 10 + (*p - '0');
 	}
-	return t;
+	/* Past what gmtime(3) can say (year 2^31), git shows 1970: so 0. */
+	return t > IDENT_TIME_MAX ? 0 : t;
 }
 
 int
@@ -181,7 +188,7 @@ commit_parse(struct commit *c, const char *what, const unsigned char *buf,
 	end = start + c->header_len;
 	if (!header(&p, end, "tree", &val, &vlen) ||
 	    !hex_value(val, vlen, rawsz, c->tree)) {
-		ret = log_corrupt("%s: no valid tree line", what);
+		ret = log_corrupt("%s: no valid tree line at offset 0", what);
 		goto fail;
 	}
 	while (at = (size_t)(p - start), header(&p, end, "parent", &val,
@@ -261,7 +268,7 @@ int
 tag_parse(struct tag *t, const char *what, const unsigned char *buf,
     size_t len, uint64_t size, size_t rawsz)
 {
-	const char *p = (const char *)buf, *end, *val;
+	const char *p = (const char *)buf, *end, *val, *line;
 	size_t vlen;
 	int ret;
 
@@ -272,11 +279,13 @@ tag_parse(struct tag *t, const char *what, const unsigned char *buf,
 	end = p + t->header_len;
 	if (!header(&p, end, "object", &val, &vlen) ||
 	    !hex_value(val, vlen, rawsz, t->object))
-		return log_corrupt("%s: no valid object line", what);
+		return log_corrupt("%s: no valid object line at offset 0",
+		    what);
+	line = p;
 	if (!header(&p, end, "type", &val, &vlen) ||
 	    (t->type = object_type_parse(val, vlen)) == OBJ_NONE)
 		return log_corrupt("%s: no valid type line at offset %zu",
-		    what, (size_t)(p - (const char *)buf));
+		    what, (size_t)(line - (const char *)buf));
 	/* The other headers, up to the blank line; the last of each wins. */
 	while (ret == 0 && p < end) {
 		const char *lf = memchr(p, '\n', (size_t)(end - p));
