@@ -44,6 +44,7 @@
 struct live {
 	struct odbfs fs;
 	struct watch *watch;
+	struct live *next;	/* on the forge's list to close */
 };
 
 /* A repository the mount has shown: its number is its index + 1. */
@@ -56,7 +57,9 @@ struct frepo {
 	_Atomic uint64_t stats[STAT_NR];	/* stats_enter()'s */
 	unsigned held;		/* forge_hold()s not yet released */
 	bool opening;		/* an open is under way, unlocked */
+	bool opened;		/* once: the kernel may know its nodes */
 	bool failed;		/* its open failed (logged): absent */
+	bool tell;		/* ...and the kernel's entry of it is to go */
 	bool gone;		/* no longer found under the root */
 	uint64_t used;		/* LRU clock */
 };
@@ -78,10 +81,15 @@ struct forge_fs {
 	size_t nopen;
 	uint64_t clock;
 	bool sweep;			/* a repository gone may be open */
+	struct live *closing;		/* for run() to close */
+	bool tell;			/* some frepo's tell is set */
 
+	struct watch_hub *hub;		/* every repository's watches */
 	pthread_t thread;		/* run() */
 	bool running;
+	bool watching;			/* run() waits for groups to change */
 	int stopfd;
+	int wakefd;			/* run(): something to close or tell */
 };
 
 static uint64_t
@@ -194,21 +202,31 @@ repo_open(struct forge_fs *f, struct frepo *r, uint32_t index,
 	for (unsigned b = 0; b < 256; b++)
 		l->fs.prefixes[b] = odb_has_prefix(l->fs.odb, b);
 	why = "out of memory";
-	if ((ret = reflinks_init(&l->fs)) < 0)
+	/*
+	 * Opened again: the kernel may keep links of its refs from before,
+	 * which no watcher dropped while it was closed. Its first publication
+	 * (a kick, below) drops every one.
+	 */
+	if ((ret = reflinks_init(&l->fs, !r->opened)) < 0)
 		goto fail;
 	/*
-	 * Each watcher is an inotify instance (fs.inotify.max_user_instances,
-	 * 128 on Debian, for all the user's programs): one that cannot be
-	 * had leaves the repository served as it is now, which is still
-	 * right, and says so once.
+	 * On the forge's hub: one inotify instance for all (a user has 128
+	 * on Debian); polling, or without a hub, a thread each. One that
+	 * cannot watch is served as it is now, which is still right, and
+	 * says so once.
 	 */
-	if (f->opts.refresh >= 0 && (ret = watch_start(l->fs.odb,
-	    (unsigned)f->opts.refresh, f->opts.published, &l->fs,
-	    &l->watch)) < 0)
+	if (f->hub)
+		ret = watch_start_on(f->hub, l->fs.odb, f->opts.published,
+		    &l->fs, &l->watch);
+	else if (f->opts.refresh >= 0)
+		ret = watch_start(l->fs.odb, (unsigned)f->opts.refresh,
+		    f->opts.published, &l->fs, &l->watch);
+	if (ret < 0)
 		log_once(LOGL_WARN, "%s: cannot watch for changes: %s: served "
-		    "as it is now until it is opened again (max_repos= "
-		    "fewer, or raise fs.inotify.max_user_instances)", r->path,
+		    "as it is now until it is opened again", r->path,
 		    strerror(-ret));
+	else if (r->opened)
+		watch_kick(l->watch);
 	*out = l;
 	return 0;
 fail:
@@ -222,20 +240,22 @@ fail:
 }
 
 /*
- * Past max_open, take the least recently used open repository that
- * nothing holds out of the table (or, at any count, one no longer under
- * the root, after a rescan found one): its live, for closing unlocked.
- * A scan of the table, some 10 us over 10 000: only when there is one to
- * close.
+ * Past max_open, put the least recently used open repository that nothing
+ * holds on the list to close (or, at any count, one no longer under the
+ * root, after a rescan found one). A scan of the table, some 10 us over
+ * 10 000: only when there is one to close. True when one was put there:
+ * the caller wakes run() once it has let go of the lock. Operations never
+ * close a repository themselves: closing joins its watcher, which may be
+ * waiting for a lookup to end (reflinks.c).
  */
-static struct live *
+static bool
 evict_locked(struct forge_fs *f)
 {
 	struct frepo *lru = NULL;
 	struct live *l;
 
 	if (f->nopen <= f->opts.max_open && !f->sweep)
-		return NULL;
+		return false;
 	for (size_t i = 0; i < f->n && (!lru || !lru->gone); i++) {
 		struct frepo *r = f->v[i];
 
@@ -247,21 +267,33 @@ evict_locked(struct forge_fs *f)
 	if (!lru || !lru->gone)
 		f->sweep = false;
 	if (!lru || (!lru->gone && f->nopen <= f->opts.max_open))
-		return NULL;
-	if (!lru)
-		return NULL;
+		return false;
 	l = lru->live;
 	lru->live = NULL;
 	f->nopen--;
-	return l;
+	l->next = f->closing;
+	f->closing = l;
+	return true;
+}
+
+/* Have run() close what is on the list, and tell what failed. */
+static void
+wake(struct forge_fs *f)
+{
+	uint64_t one = 1;
+
+	if (f->wakefd >= 0 && write(f->wakefd, &one, sizeof(one)) < 0)
+		log_once(LOGL_ERROR, "cannot wake the forge's thread: %s",
+		    strerror(errno));
 }
 
 struct odbfs *
 forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
 {
 	struct forge_fs *f = top->forge;
-	struct live *evicted = NULL, *l;
+	struct live *l;
 	struct frepo *r;
+	bool woke = false;
 	int ret;
 
 	*err = 0;
@@ -287,16 +319,20 @@ forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
 		ret = repo_open(f, r, repo, &l);
 		pthread_mutex_lock(&f->lock);
 		r->opening = false;
-		if (ret < 0)
-			r->failed = true;
-		else {
+		if (ret < 0) {
+			/* Absent from now on: its entry too, once run() can. */
+			r->failed = r->tell = f->tell = woke = true;
+		} else {
 			r->live = l;
+			r->opened = true;
 			f->nopen++;
 		}
 		pthread_cond_broadcast(&f->opened);
 	}
 	if (need_odb && !r->live) {
 		pthread_mutex_unlock(&f->lock);
+		if (woke)
+			wake(f);
 		*err = -ENOENT;
 		return NULL;
 	}
@@ -316,10 +352,11 @@ forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
 		return &attrs;
 	}
 	r->held++;
-	evicted = evict_locked(f);
+	woke |= evict_locked(f);
 	l = r->live;
 	pthread_mutex_unlock(&f->lock);
-	live_close(evicted);
+	if (woke)
+		wake(f);
 	node_enter(repo, r->seed);
 	stats_enter(r->stats);
 	return &l->fs;
@@ -329,16 +366,17 @@ void
 forge_release(struct odbfs *fs)
 {
 	struct forge_fs *f = fs ? fs->forge : NULL;
-	struct live *evicted;
+	bool woke;
 
 	/* A single mount's, the forge's own, or attributes only. */
 	if (!f || !fs->repo || !fs->odb)
 		return;
 	pthread_mutex_lock(&f->lock);
 	f->v[fs->repo - 1]->held--;
-	evicted = evict_locked(f);
+	woke = evict_locked(f);
 	pthread_mutex_unlock(&f->lock);
-	live_close(evicted);
+	if (woke)
+		wake(f);
 }
 
 /* Is path (not "") a group: some repository's path begins path + '/'? */
@@ -521,7 +559,15 @@ forge_open(struct odbfs *top, const char *root,
 		return -ENOMEM;
 	f->top = top;
 	f->opts = *opts;
-	f->stopfd = -1;
+	if ((f->stopfd = eventfd(0, EFD_CLOEXEC)) < 0 ||
+	    (f->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+		ret = -errno;
+		fprintf(stderr, "odbfs: %s\n", strerror(-ret));
+		if (f->stopfd >= 0)
+			close(f->stopfd);
+		free(f);
+		return ret;
+	}
 	pthread_rwlock_init(&f->scan_lock, NULL);
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->opened, NULL);
@@ -530,6 +576,8 @@ forge_open(struct odbfs *top, const char *root,
 		ret = ret < 0 ? ret : -ENOMEM;
 		fprintf(stderr, "odbfs: %s: %s\n", root, strerror(-ret));
 		forge_free(f->scan);
+		close(f->stopfd);
+		close(f->wakefd);
 		free(f);
 		return ret;
 	}
@@ -643,46 +691,118 @@ rescan(struct forge_fs *f)
 	forge_free(old);
 }
 
-static void *
-run(void *arg)
+/* Close what operations put on the list (evict_locked()). */
+static void
+close_listed(struct forge_fs *f)
 {
-	struct forge_fs *f = arg;
+	struct live *l, *next;
+
+	pthread_mutex_lock(&f->lock);
+	l = f->closing;
+	f->closing = NULL;
+	pthread_mutex_unlock(&f->lock);
+	for (; l; l = next) {
+		next = l->next;
+		live_close(l);
+	}
+}
+
+/*
+ * Drop the kernel's entry of each repository whose open failed, so that
+ * its path, which a lookup no longer finds, goes too.
+ */
+static void
+tell_failed(struct forge_fs *f)
+{
+	char **paths = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->tell && (paths = calloc(f->n, sizeof(*paths))))
+		for (size_t i = 0; i < f->n; i++)
+			if (f->v[i]->tell) {
+				f->v[i]->tell = false;
+				paths[n++] = strdup(f->v[i]->path);
+			}
+	f->tell = false;
+	pthread_mutex_unlock(&f->lock);
+	node_enter(0, 0);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char key[KEY_MAX];
+		char *slash = paths[i] ? strrchr(paths[i], '/') : NULL;
+		fuse_ino_t dir = FUSE_ROOT_ID;
+		const char *name = paths[i];
+
+		if (slash) {
+			*slash = '\0';
+			name = slash + 1;
+			dir = node_find(key, view_dir_key(key, paths[i]));
+		}
+		if (name && dir)
+			fuse_lowlevel_notify_inval_entry(f->top->se, dir, name,
+			    strlen(name));
+		free(paths[i]);
+	}
+	free(paths);
+}
+
+/* A new inotify instance on every group of the scan; -1 if none. */
+static int
+watch_all(struct forge_fs *f)
+{
 	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 
 	if (fd < 0) {
-		log_msg(LOGL_ERROR, "%s: cannot watch for new repositories: %s",
-		    f->root, strerror(errno));
-		return NULL;
+		log_once(LOGL_ERROR, "%s: cannot watch for repositories that "
+		    "come and go: %s", f->root, strerror(errno));
+		return -1;
 	}
 	pthread_rwlock_rdlock(&f->scan_lock);
 	watch_groups(fd, f->scan);
 	pthread_rwlock_unlock(&f->scan_lock);
+	return fd;
+}
+
+/*
+ * The forge's thread: blocks until a group changes (then scans again),
+ * an operation put a repository to close or one failed to open, or the
+ * mount ends.
+ */
+static void *
+run(void *arg)
+{
+	struct forge_fs *f = arg;
+	int fd = f->watching ? watch_all(f) : -1;
+
 	for (;;) {
-		struct pollfd pfd[2] = {
-			{ .fd = fd, .events = POLLIN },
+		struct pollfd pfd[3] = {
 			{ .fd = f->stopfd, .events = POLLIN },
+			{ .fd = f->wakefd, .events = POLLIN },
+			{ .fd = fd, .events = POLLIN },
 		};
 		char buf[16384];
+		uint64_t count;
 
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
 			break;
-		if (pfd[1].revents)
+		if (pfd[0].revents)
 			break;
-		if (!pfd[0].revents)
+		if (pfd[1].revents && read(f->wakefd, &count,
+		    sizeof(count)) == sizeof(count)) {
+			close_listed(f);
+			tell_failed(f);
+		}
+		if (fd < 0 || !pfd[2].revents)
 			continue;
 		/* The batch, then what follows it within 20 ms. */
 		do {
 			while (read(fd, buf, sizeof(buf)) > 0)
 				;
-		} while (poll(pfd, 1, 20) > 0);
+		} while (poll(&pfd[2], 1, 20) > 0);
 		rescan(f);
 		/* Watch the groups anew: some came, some went. */
 		close(fd);
-		if ((fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
-			break;
-		pthread_rwlock_rdlock(&f->scan_lock);
-		watch_groups(fd, f->scan);
-		pthread_rwlock_unlock(&f->scan_lock);
+		fd = watch_all(f);
 		/* What changed while the watches were away. */
 		if (forge_changed(f->scan))
 			rescan(f);
@@ -693,13 +813,18 @@ run(void *arg)
 }
 
 int
-forge_run(struct odbfs *top)
+forge_run(struct odbfs *top, bool watch)
 {
 	struct forge_fs *f = top->forge;
 	int ret;
 
-	if ((f->stopfd = eventfd(0, EFD_CLOEXEC)) < 0)
-		return -errno;
+	f->watching = watch;
+	/* inotify mode: the repositories' watches share one instance. */
+	if (watch && f->opts.refresh == 0 && (ret = watch_hub_new(&f->hub)) <
+	    0)
+		log_msg(LOGL_WARN, "%s: cannot watch repositories together: "
+		    "%s: a thread and an inotify instance each", f->root,
+		    strerror(-ret));
 	if ((ret = pthread_create(&f->thread, NULL, run, f)) != 0)
 		return -ret;
 	f->running = true;
@@ -723,12 +848,16 @@ forge_close(struct odbfs *top)
 	}
 	if (f->stopfd >= 0)
 		close(f->stopfd);
+	if (f->wakefd >= 0)
+		close(f->wakefd);
+	close_listed(f);
 	for (size_t i = 0; i < f->n; i++) {
 		live_close(f->v[i]->live);
 		free(f->v[i]->path);
 		free(f->v[i]->gitdir);
 		free(f->v[i]);
 	}
+	watch_hub_free(f->hub);
 	free(f->v);
 	free(f->slots);
 	forge_free(f->scan);

@@ -260,7 +260,7 @@ take_repo(void *data, const char *arg, int key, struct fuse_args *outargs)
 	struct config *c = data;
 
 	(void)outargs;
-	if (key == FUSE_OPT_KEY_NONOPT && !c->repo && !c->root) {
+	if (key == FUSE_OPT_KEY_NONOPT && !c->repo) {
 		c->repo = strdup(arg);
 		return 0;
 	}
@@ -455,6 +455,16 @@ main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
+	/* With --root, the one argument taken for REPO is the mountpoint. */
+	if (conf.root && conf.repo && !opts.mountpoint) {
+		if (!(opts.mountpoint = realpath(conf.repo, NULL))) {
+			fprintf(stderr, "odbfs: %s: %s\n", conf.repo,
+			    strerror(errno));
+			goto out;
+		}
+		free(conf.repo);
+		conf.repo = NULL;
+	}
 	if (conf.root && conf.repo) {
 		fprintf(stderr, "odbfs: give REPO or --root DIR, not both "
 		    "(usage: %s [options] --root DIR MOUNTPOINT)\n", argv[0]);
@@ -537,7 +547,7 @@ main(int argc, char **argv)
 		odb_set_frozen(fs.odb, refresh < 0);
 		fs.epoch = dir_epoch(odb_commondir(fs.odb));
 		node_init(NODE_ROOT);
-		if (reflinks_init(&fs) < 0)
+		if (reflinks_init(&fs, true) < 0)
 			goto out;
 		for (unsigned b = 0; b < 256; b++)
 			fs.prefixes[b] = odb_has_prefix(fs.odb, b);
@@ -582,9 +592,12 @@ main(int argc, char **argv)
 		 * Nothing is read ahead: the threads that do so serve one
 		 * repository (ahead.c, readers.c).
 		 */
-		if (refresh >= 0 && (err = forge_run(&fs)) < 0)
-			log_msg(LOGL_ERROR, "%s: cannot watch for repositories "
-			    "that come and go: %s", conf.repo, strerror(-err));
+		if ((err = forge_run(&fs, refresh >= 0)) < 0) {
+			log_msg(LOGL_ERROR, "%s: cannot start the thread that "
+			    "closes repositories: %s", conf.repo,
+			    strerror(-err));
+			goto out_unmount;
+		}
 	} else {
 		if (refresh >= 0 && (err = watch_start(fs.odb,
 		    (unsigned)refresh, odbfs_published, &fs, &watch)) < 0) {

@@ -39,8 +39,12 @@ struct shown {
 	char head[4096 + 64];	/* where HEAD pointed, or "" */
 };
 
-static pthread_rwlock_t lock;
-static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
+/*
+ * Ready before any lookup takes it (a mount of many makes its first
+ * reflinks in a lookup): a stream of lookups through HEAD must not
+ * starve the watcher.
+ */
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
 void
 reflinks_lookup_begin(void)
@@ -143,26 +147,13 @@ drop_ref(struct odbfs *fs, const struct shown *before,
 	free(path);
 }
 
-static void
-lock_init(void)
-{
-	pthread_rwlockattr_t attr;
-
-	pthread_rwlockattr_init(&attr);
-	/* A stream of lookups through HEAD must not starve the watcher. */
-	pthread_rwlockattr_setkind_np(&attr,
-	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
-}
-
 int
-reflinks_init(struct odbfs *fs)
+reflinks_init(struct odbfs *fs, bool known)
 {
-	pthread_once(&lock_once, lock_init);
 	if (!(fs->shown = calloc(1, sizeof(*fs->shown))))
 		return -ENOMEM;
-	take(fs, fs->shown);
+	if (known)
+		take(fs, fs->shown);
 	return 0;
 }
 

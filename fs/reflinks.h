@@ -15,8 +15,12 @@
 
 #include "odbfs.h"
 
-/* -ENOMEM, or 0. */
-int reflinks_init(struct odbfs *fs);
+/*
+ * -ENOMEM, or 0. known: the kernel has seen the refs as they are now, or
+ * none of them; else (a repository opened again, whose links the kernel
+ * may keep from before) the first reflinks_published() drops them all.
+ */
+int reflinks_init(struct odbfs *fs, bool known);
 void reflinks_lookup_begin(void);
 void reflinks_lookup_end(void);
 void reflinks_published(struct odbfs *fs);
