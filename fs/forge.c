@@ -19,6 +19,7 @@
  * repository holds (struct live) is let go when it is closed.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -701,10 +702,18 @@ close_listed(struct forge_fs *f)
 	l = f->closing;
 	f->closing = NULL;
 	pthread_mutex_unlock(&f->lock);
+	if (!l)
+		return;
 	for (; l; l = next) {
 		next = l->next;
 		live_close(l);
 	}
+	/*
+	 * What a closed repository held goes back to the system, not only
+	 * to the C library's free lists: a mount that has touched 10 000
+	 * repositories of which 100 are open must cost what 100 do.
+	 */
+	malloc_trim(0);
 }
 
 /*

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include "ahead.h"
@@ -580,6 +581,20 @@ main(int argc, char **argv)
 		    owner.name, strerror(-err));
 		goto out_unmount;
 	}
+	/*
+	 * The watcher starts after fuse_daemonize(), where a failure could
+	 * only reach syslog while the command said 0: whether an inotify
+	 * instance can be had at all is asked now (the user has 128 on
+	 * Debian, for all their programs).
+	 */
+	if (refresh == 0 && (err = inotify_init1(IN_CLOEXEC)) < 0) {
+		fprintf(stderr, "odbfs: %s: cannot watch for changes: %s "
+		    "(fs.inotify.max_user_instances; -o refresh=poll=SECONDS "
+		    "needs none)\n", conf.repo, strerror(errno));
+		goto out_unmount;
+	}
+	if (refresh == 0)
+		close(err);
 	if (!opts.foreground) {
 		openlog("odbfs", LOG_PID, LOG_DAEMON);
 		log_set_sink(to_syslog, (enum log_level)level);

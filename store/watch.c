@@ -74,6 +74,7 @@ struct watch {
 	struct odb *odb;
 	struct watch_hub *hub;		/* NULL: a thread of its own */
 	bool dirty;			/* hub: events since it last published */
+	bool in_event;			/* hub: on_event() runs, the lock held */
 	unsigned busy;			/* hub: publications under way */
 	unsigned poll_seconds;
 	watch_fn *published;
@@ -196,12 +197,14 @@ static int
 add_watch(struct watch *w, const char *path, uint32_t mask, enum wkind kind,
     unsigned dir, unsigned byte)
 {
+	/* on_event() adds a new fan-out directory with the lock held. */
+	bool lock = w->hub && !w->in_event;
 	int ret;
 
-	if (w->hub)
+	if (lock)
 		pthread_mutex_lock(&w->hub->lock);
 	ret = add_watch_locked(w, path, mask, kind, dir, byte);
-	if (w->hub)
+	if (lock)
 		pthread_mutex_unlock(&w->hub->lock);
 	return ret;
 }
@@ -795,6 +798,16 @@ watch_start_on(struct watch_hub *hub, struct odb *odb, watch_fn *published,
  * for lookups, which may be opening a repository), marked busy so that
  * watch_stop() waits for it.
  */
+/* An event for w, on the hub's thread with its lock held. */
+static void
+hub_event(struct watch *w, const struct inotify_event *ev)
+{
+	w->in_event = true;
+	on_event(w, ev);
+	w->in_event = false;
+	w->dirty = true;
+}
+
 static void *
 hub_run(void *arg)
 {
@@ -826,20 +839,15 @@ hub_run(void *arg)
 
 				p += sizeof(*ev) + ev->len;
 				if (ev->mask & IN_Q_OVERFLOW) {
-					for (size_t i = 0; i < h->nall; i++) {
-						on_event(h->all[i], ev);
-						h->all[i]->dirty = true;
-					}
+					for (size_t i = 0; i < h->nall; i++)
+						hub_event(h->all[i], ev);
 					continue;
 				}
 				if (ev->wd < 0 || (size_t)ev->wd >= h->nwds)
 					continue;
 				for (size_t i = 0; i < h->by_wd[ev->wd].n;
 				    i++) {
-					struct watch *w = h->by_wd[ev->wd].v[i];
-
-					on_event(w, ev);
-					w->dirty = true;
+					hub_event(h->by_wd[ev->wd].v[i], ev);
 				}
 				/* The kernel dropped it: no owner has it. */
 				if (ev->mask & IN_IGNORED)

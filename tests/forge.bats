@@ -417,6 +417,45 @@ enoent_or_eio() {
 	[ "$(open_repos)" -le 16 ]
 }
 
+# inotify_of PID: inotify instances the process holds.
+inotify_of() {
+	find "/proc/$1/fd" -lname 'anon_inode:inotify' 2>/dev/null | wc -l
+}
+
+@test "64 repositories open take one inotify instance for their watches, and a thread, not 64; a ref moved in one shows" {
+	local p g n=0 c
+	mount_root "$FORGE" "$MNT"
+	while read -r p g _; do
+		cat "$MNT/$p/HEAD/tree/README" >/dev/null
+		n=$((n + 1))
+	done < <(awk 'NR % 7 == 3' "$REPOS" | head -64)
+	[ "$n" -eq 64 ]
+	echo "# $(inotify_of "$DAEMON_PID") inotify instances, $(ls "/proc/$DAEMON_PID/task" | wc -l) threads with 64 repositories open" >&3
+	# The repositories' hub, and the forge's own for its groups.
+	[ "$(inotify_of "$DAEMON_PID")" -le 2 ]
+	[ "$(ls "/proc/$DAEMON_PID/task" | wc -l)" -lt 20 ]
+	read -r p g _ < <(awk 'NR % 7 == 3' "$REPOS" | sed -n 5p)
+	c=$(git --git-dir="$g" commit-tree -m moved -p main 'main^{tree}')
+	git --git-dir="$g" update-ref refs/heads/main "$c"
+	within_a_second link_is "$MNT/$p/refs/heads/main" "../../commits/$c"
+}
+
+@test "a repository closed and opened again shows a ref moved while it was closed, though the kernel kept the old link" {
+	local p g c n=0
+	mount_root "$FORGE" "$MNT" -o max_repos=2
+	read -r p g _ < <(sed -n 3p "$REPOS")
+	link_is "$MNT/$p/refs/heads/main" "../../commits/$(git --git-dir="$g" rev-parse main)"
+	# Closed: two others opened after it.
+	while read -r q _ _; do
+		cat "$MNT/$q/HEAD/tree/README" >/dev/null
+	done < <(sed -n '10,13p' "$REPOS")
+	c=$(git --git-dir="$g" commit-tree -m while-closed -p main 'main^{tree}')
+	git --git-dir="$g" update-ref refs/heads/main "$c"
+	# Opened again by a look inside, then the ref as git has it.
+	ls "$MNT/$p/commits" >/dev/null
+	within_a_second link_is "$MNT/$p/refs/heads/main" "../../commits/$c"
+}
+
 @test "a repository made and pushed to after mounting shows within a second, its objects read right" {
 	local root=$BATS_TEST_TMPDIR/forge work=$BATS_TEST_TMPDIR/work
 	small_forge "$root"
