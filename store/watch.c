@@ -46,6 +46,104 @@ struct wentry {
 };
 
 /*
+ * Watch descriptors to what they stand for. The kernel hands them out
+ * ever higher over an instance's life (a hub's: every repository opened
+ * since the mount), so they key an open-addressing table, not index an
+ * array; deleting shifts the run back, so a table holds only what is
+ * watched now.
+ */
+struct wdmap {
+	int *keys;		/* -1: empty */
+	unsigned char *vals;	/* cap of size bytes each */
+	size_t size, cap, n;	/* cap: a power of two, or 0 */
+};
+
+static size_t
+wd_slot(const struct wdmap *m, int wd)
+{
+	return ((size_t)(unsigned)wd * 0x9e3779b1u) & (m->cap - 1);
+}
+
+static void *
+wd_find(const struct wdmap *m, int wd)
+{
+	for (size_t i = m->cap ? wd_slot(m, wd) : 0; m->cap && m->keys[i] >= 0;
+	    i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == wd)
+			return m->vals + i * m->size;
+	return NULL;
+}
+
+/* The value of wd, zeroed if new; NULL when out of memory. */
+static void *
+wd_put(struct wdmap *m, int wd)
+{
+	void *v = wd_find(m, wd);
+	size_t i;
+
+	if (v)
+		return v;
+	if (2 * (m->n + 1) > m->cap) {
+		struct wdmap g = { .size = m->size, .cap = m->cap ? 2 * m->cap :
+		    64 };
+
+		if (!(g.keys = malloc(g.cap * sizeof(*g.keys))) ||
+		    !(g.vals = calloc(g.cap, g.size))) {
+			free(g.keys);
+			return NULL;
+		}
+		memset(g.keys, 0xff, g.cap * sizeof(*g.keys));
+		for (i = 0; i < m->cap; i++)
+			if (m->keys[i] >= 0)
+				memcpy(wd_put(&g, m->keys[i]), m->vals +
+				    i * m->size, m->size);
+		free(m->keys);
+		free(m->vals);
+		*m = g;
+	}
+	for (i = wd_slot(m, wd); m->keys[i] >= 0; i = (i + 1) & (m->cap - 1))
+		;
+	m->keys[i] = wd;
+	m->n++;
+	return memset(m->vals + i * m->size, 0, m->size);
+}
+
+static void
+wd_del(struct wdmap *m, int wd)
+{
+	size_t i, j, k;
+
+	if (!m->cap)
+		return;
+	for (i = wd_slot(m, wd); m->keys[i] != wd; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] < 0)
+			return;
+	/* Shift back what follows in the run, if its home allows. */
+	for (j = i;;) {
+		m->keys[i] = -1;
+		do {
+			j = (j + 1) & (m->cap - 1);
+			if (m->keys[j] < 0) {
+				m->n--;
+				return;
+			}
+			k = wd_slot(m, m->keys[j]);
+		} while (i <= j ? (i < k && k <= j) : (i < k || k <= j));
+		m->keys[i] = m->keys[j];
+		memcpy(m->vals + i * m->size, m->vals + j * m->size, m->size);
+		i = j;
+	}
+}
+
+static void
+wd_free(struct wdmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/*
  * Many watches on one inotify instance and one thread (watch_hub_new()):
  * a mount of many repositories would otherwise take an instance each,
  * of the 128 a user has on Debian. A descriptor's owners are the watches
@@ -64,8 +162,7 @@ struct watch_hub {
 	bool running;
 	pthread_mutex_t lock;		/* the tables, and each watch's wds */
 	pthread_cond_t idle;		/* a watch's publication ended */
-	struct owners *by_wd;		/* protected by lock */
-	size_t nwds;
+	struct wdmap by_wd;		/* struct owners; protected by lock */
 	struct watch **all;		/* protected by lock */
 	size_t nall;
 };
@@ -84,8 +181,7 @@ struct watch {
 
 	/* Used by the watcher thread only. */
 	int ifd;
-	struct wentry *wds;	/* indexed by watch descriptor */
-	size_t nwds;
+	struct wdmap wds;	/* struct wentry, by watch descriptor */
 	char **dirs;
 	size_t ndirs;
 	size_t rawsz;
@@ -97,6 +193,13 @@ struct watch {
 	const struct repo *repo;
 	uint64_t signature;	/* poll mode */
 };
+
+/* The i-th slot's entry of w's table (its key is w->wds.keys[i]). */
+static struct wentry *
+wentry_at(struct watch *w, size_t i)
+{
+	return (struct wentry *)(void *)w->wds.vals + i;
+}
 
 #define FANOUT_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | \
 	IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
@@ -128,17 +231,8 @@ own_locked(struct watch_hub *h, int wd, struct watch *w)
 	struct owners *o;
 	struct watch **grown;
 
-	if ((size_t)wd >= h->nwds) {
-		size_t n = (size_t)wd * 2 + 64;
-		struct owners *g = realloc(h->by_wd, n * sizeof(*g));
-
-		if (!g)
-			return -ENOMEM;
-		memset(g + h->nwds, 0, (n - h->nwds) * sizeof(*g));
-		h->by_wd = g;
-		h->nwds = n;
-	}
-	o = &h->by_wd[wd];
+	if (!(o = wd_put(&h->by_wd, wd)))
+		return -ENOMEM;
 	for (size_t i = 0; i < o->n; i++)
 		if (o->v[i] == w)
 			return 0;
@@ -153,16 +247,16 @@ own_locked(struct watch_hub *h, int wd, struct watch *w)
 static void
 disown_locked(struct watch_hub *h, int wd, struct watch *w)
 {
-	struct owners *o;
+	struct owners *o = wd_find(&h->by_wd, wd);
 
-	if ((size_t)wd >= h->nwds)
-		return;
-	o = &h->by_wd[wd];
-	for (size_t i = 0; i < o->n; i++)
+	for (size_t i = 0; o && i < o->n; i++)
 		if (o->v[i] == w) {
 			o->v[i] = o->v[--o->n];
-			if (!o->n)
+			if (!o->n) {
 				inotify_rm_watch(h->ifd, wd);
+				free(o->v);
+				wd_del(&h->by_wd, wd);
+			}
 			return;
 		}
 }
@@ -174,22 +268,15 @@ add_watch_locked(struct watch *w, const char *path, uint32_t mask,
 	/* On a hub another watch may have the directory: add to its mask. */
 	int wd = inotify_add_watch(w->ifd, path, mask | (w->hub ?
 	    IN_MASK_ADD : 0)), ret;
+	struct wentry *e;
 
 	if (wd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-	if ((size_t)wd >= w->nwds) {
-		size_t n = (size_t)wd * 2 + 64;
-		struct wentry *grown = realloc(w->wds, n * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		memset(grown + w->nwds, 0, (n - w->nwds) * sizeof(*grown));
-		w->wds = grown;
-		w->nwds = n;
-	}
+	if (!(e = wd_put(&w->wds, wd)))
+		return -ENOMEM;
 	if (w->hub && (ret = own_locked(w->hub, wd, w)) < 0)
 		return ret;
-	w->wds[wd] = (struct wentry){ kind, dir, byte };
+	*e = (struct wentry){ kind, dir, byte };
 	return 0;
 }
 
@@ -336,9 +423,9 @@ setup(struct watch *w)
 		return -errno;
 	if (w->hub)
 		pthread_mutex_lock(&w->hub->lock);
-	for (size_t i = 0; i < w->nwds; i++)
-		if (w->wds[i].kind != W_NONE)
-			w->wds[i].kind = W_STALE;
+	for (size_t i = 0; i < w->wds.cap; i++)
+		if (w->wds.keys[i] >= 0 && wentry_at(w, i)->kind != W_NONE)
+			wentry_at(w, i)->kind = W_STALE;
 	if (w->hub)
 		pthread_mutex_unlock(&w->hub->lock);
 	free_dirs(w);
@@ -373,13 +460,13 @@ setup(struct watch *w)
 	w->refs = true;
 	if (w->hub)
 		pthread_mutex_lock(&w->hub->lock);
-	for (size_t i = 0; i < w->nwds; i++)
-		if (w->wds[i].kind == W_STALE) {
+	for (size_t i = 0; i < w->wds.cap; i++)
+		if (w->wds.keys[i] >= 0 && wentry_at(w, i)->kind == W_STALE) {
 			if (w->hub)
-				disown_locked(w->hub, (int)i, w);
+				disown_locked(w->hub, w->wds.keys[i], w);
 			else
-				inotify_rm_watch(w->ifd, (int)i);
-			w->wds[i].kind = W_NONE;
+				inotify_rm_watch(w->ifd, w->wds.keys[i]);
+			wentry_at(w, i)->kind = W_NONE;
 		}
 	if (w->hub)
 		pthread_mutex_unlock(&w->hub->lock);
@@ -398,7 +485,7 @@ is_pack_file(const char *name)
 static void
 on_event(struct watch *w, const struct inotify_event *ev)
 {
-	const struct wentry *e;
+	struct wentry *e;
 	int hi, lo;
 
 	if (ev->mask & IN_Q_OVERFLOW) {
@@ -406,15 +493,14 @@ on_event(struct watch *w, const struct inotify_event *ev)
 		w->graph = true;
 		return;
 	}
-	if (ev->wd < 0 || (size_t)ev->wd >= w->nwds)
+	if (ev->wd < 0 || !(e = wd_find(&w->wds, ev->wd)))
 		return;
-	e = &w->wds[ev->wd];
 	if (ev->mask & IN_IGNORED) {
 		/* The directory went away (git prune removes empty ones). */
 		if (e->kind == W_PACKDIR || e->kind == W_OBJDIR)
 			w->change.full = true;
 		w->graph |= e->kind == W_GRAPHS;
-		w->wds[ev->wd].kind = W_NONE;
+		e->kind = W_NONE;
 		return;
 	}
 	if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
@@ -724,6 +810,7 @@ start(struct odb *odb, struct watch_hub *hub, unsigned poll_seconds,
 		return -ENOMEM;
 	w->odb = odb;
 	w->hub = hub;
+	w->wds.size = sizeof(struct wentry);
 	w->poll_seconds = poll_seconds;
 	w->published = published;
 	w->ctx = ctx;
@@ -821,6 +908,7 @@ hub_run(void *arg)
 			{ .fd = h->kickfd, .events = POLLIN },
 		};
 		struct watch **dirty = NULL;
+		struct owners *o;
 		size_t ndirty = 0;
 		uint64_t kicks;
 		ssize_t n;
@@ -843,15 +931,16 @@ hub_run(void *arg)
 						hub_event(h->all[i], ev);
 					continue;
 				}
-				if (ev->wd < 0 || (size_t)ev->wd >= h->nwds)
+				if (ev->wd < 0 || !(o = wd_find(&h->by_wd,
+				    ev->wd)))
 					continue;
-				for (size_t i = 0; i < h->by_wd[ev->wd].n;
-				    i++) {
-					hub_event(h->by_wd[ev->wd].v[i], ev);
-				}
+				for (size_t i = 0; i < o->n; i++)
+					hub_event(o->v[i], ev);
 				/* The kernel dropped it: no owner has it. */
-				if (ev->mask & IN_IGNORED)
-					h->by_wd[ev->wd].n = 0;
+				if (ev->mask & IN_IGNORED) {
+					free(o->v);
+					wd_del(&h->by_wd, ev->wd);
+				}
 			}
 		if ((dirty = calloc(h->nall + 1, sizeof(*dirty))))
 			for (size_t i = 0; i < h->nall; i++)
@@ -897,6 +986,7 @@ watch_hub_new(struct watch_hub **out)
 	if (!(h = calloc(1, sizeof(*h))))
 		return -ENOMEM;
 	h->stopfd = h->kickfd = -1;
+	h->by_wd.size = sizeof(struct owners);
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->idle, NULL);
 	if ((h->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0 ||
@@ -931,9 +1021,10 @@ watch_hub_free(struct watch_hub *h)
 		close(h->stopfd);
 	if (h->kickfd >= 0)
 		close(h->kickfd);
-	for (size_t i = 0; i < h->nwds; i++)
-		free(h->by_wd[i].v);
-	free(h->by_wd);
+	for (size_t i = 0; i < h->by_wd.cap; i++)
+		if (h->by_wd.keys[i] >= 0)
+			free(((struct owners *)h->by_wd.vals)[i].v);
+	wd_free(&h->by_wd);
 	free(h->all);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->idle);
@@ -956,9 +1047,10 @@ watch_stop(struct watch *w)
 				h->all[i] = h->all[--h->nall];
 				break;
 			}
-		for (size_t i = 0; i < w->nwds; i++)
-			if (w->wds[i].kind != W_NONE)
-				disown_locked(h, (int)i, w);
+		for (size_t i = 0; i < w->wds.cap; i++)
+			if (w->wds.keys[i] >= 0 &&
+			    wentry_at(w, i)->kind != W_NONE)
+				disown_locked(h, w->wds.keys[i], w);
 		/* Its publication under way ends first. */
 		while (w->busy)
 			pthread_cond_wait(&h->idle, &h->lock);
@@ -975,7 +1067,7 @@ watch_stop(struct watch *w)
 		close(w->stopfd);
 	if (w->ifd >= 0)
 		close(w->ifd);
-	free(w->wds);
+	wd_free(&w->wds);
 	free(w->change.touched);
 	free_dirs(w);
 	free(w);
