@@ -381,22 +381,16 @@ forge_release(struct odbfs *fs)
 }
 
 /* Is path (not "") a group: some repository's path begins path + '/'? */
+static const char *
+repo_path(const void *v, size_t i)
+{
+	return ((const struct forge_repo *)v)[i].path;
+}
+
 static bool
 is_group(const struct forge *s, const char *path)
 {
-	size_t lo = 0, hi = s->nrepos, len = strlen(path);
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strncmp(s->repos[mid].path, path, len);
-
-		if (c < 0 || (c == 0 && s->repos[mid].path[len] < '/'))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->nrepos && !strncmp(s->repos[lo].path, path, len) &&
-	    s->repos[lo].path[len] == '/';
+	return view_names_under(s->repos, s->nrepos, repo_path, path);
 }
 
 /* A repository's directory: its root, in its own numbering. */

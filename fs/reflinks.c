@@ -101,23 +101,16 @@ drop(struct odbfs *fs, const char *path, const char *name, size_t len)
 }
 
 /* Is some ref of s under the directory dir (with no '/' at its end)? */
+static const char *
+shown_name(const void *v, size_t i)
+{
+	return ((const struct shown_ref *)v)[i].name;
+}
+
 static bool
 has_under(const struct shown *s, const char *dir)
 {
-	size_t lo = 0, hi = s->n, len = strlen(dir);
-
-	/* The first name not below dir + '/', then whether it starts so. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strncmp(s->v[mid].name, dir, len);
-
-		if (c < 0 || (c == 0 && s->v[mid].name[len] < '/'))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->n && !strncmp(s->v[lo].name, dir, len) &&
-	    s->v[lo].name[len] == '/';
+	return view_names_under(s->v, s->n, shown_name, dir);
 }
 
 /*

@@ -73,6 +73,14 @@ const unsigned char *dirlist_id(const struct dirlist *l, size_t i);
 
 void dirlist_free(struct dirlist *l);
 
+/*
+ * Whether a name of a sorted list (n of them, the i-th name_at(v, i))
+ * lies under dir: begins dir and '/'. The refs a refs directory holds, the
+ * repositories a group of a forge does.
+ */
+bool view_names_under(const void *v, size_t n,
+    const char *(*name_at)(const void *v, size_t i), const char *dir);
+
 /* Keys of the directories whose cached entries the watcher drops. */
 size_t view_dir_key(unsigned char *key, const char *path);
 
