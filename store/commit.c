@@ -20,22 +20,37 @@
 #define HEADER_STEP ((size_t)8 << 10)
 
 /* If the line at *p is "name SP value", point at the value; advance *p. */
+/*
+ * The header line name at *p, if it is one: its value in val and len, and
+ * *p past it. last_ok: end is where the object ends, and a last line may
+ * lack its newline there, as git reads it; else end may cut a line short.
+ */
 static bool
-header(const char **p, const char *end, const char *name, const char **val,
-    size_t *len)
+header_at(const char **p, const char *end, const char *name,
+    const char **val, size_t *len, bool last_ok)
 {
 	size_t n = strlen(name);
 	const char *lf;
 
 	if ((size_t)(end - *p) <= n || memcmp(*p, name, n) || (*p)[n] != ' ')
 		return false;
-	/* The last line may lack its newline: git reads it so. */
-	if (!(lf = memchr(*p + n + 1, '\n', (size_t)(end - *p - n - 1))))
+	if (!(lf = memchr(*p + n + 1, '\n', (size_t)(end - *p - n - 1)))) {
+		if (!last_ok)
+			return false;
 		lf = end;
+	}
 	*val = *p + n + 1;
 	*len = (size_t)(lf - *val);
 	*p = lf < end ? lf + 1 : end;
 	return true;
+}
+
+/* Within a header whose end is a line's or the object's end. */
+static bool
+header(const char **p, const char *end, const char *name, const char **val,
+    size_t *len)
+{
+	return header_at(p, end, name, val, len, true);
 }
 
 static bool
@@ -256,9 +271,10 @@ tag_target(const unsigned char *buf, size_t len, size_t rawsz,
 	const char *p = (const char *)buf, *end = p + len, *val;
 	size_t vlen;
 
-	if (!header(&p, end, "object", &val, &vlen) ||
+	/* The first bytes of a tag: a line may be cut short at len. */
+	if (!header_at(&p, end, "object", &val, &vlen, false) ||
 	    !hex_value(val, vlen, rawsz, target) ||
-	    !header(&p, end, "type", &val, &vlen) ||
+	    !header_at(&p, end, "type", &val, &vlen, false) ||
 	    (*type = object_type_parse(val, vlen)) == OBJ_NONE)
 		return -EFSCORRUPTED;
 	return 0;
