@@ -59,6 +59,9 @@ struct frepo {
 	unsigned held;		/* forge_hold()s not yet released */
 	bool opening;		/* an open is under way, unlocked */
 	bool opened;		/* once: the kernel may know its nodes */
+	bool replaced;		/* open, but another is at its path now */
+	dev_t dev;		/* of the git directory it opened */
+	ino_t ino;
 	bool failed;		/* its open failed (logged): absent */
 	bool tell;		/* ...and the kernel's entry of it is to go */
 	bool gone;		/* no longer found under the root */
@@ -257,20 +260,23 @@ evict_locked(struct forge_fs *f)
 
 	if (f->nopen <= f->opts.max_open && !f->sweep)
 		return false;
-	for (size_t i = 0; i < f->n && (!lru || !lru->gone); i++) {
+	for (size_t i = 0; i < f->n && (!lru || !(lru->gone || lru->replaced));
+	    i++) {
 		struct frepo *r = f->v[i];
 
 		/* One no longer under the root goes first, at any count. */
-		if (r->live && !r->held && (!lru || r->gone ||
+		if (r->live && !r->held && (!lru || r->gone || r->replaced ||
 		    r->used < lru->used))
 			lru = r;
 	}
-	if (!lru || !lru->gone)
+	if (!lru || !(lru->gone || lru->replaced))
 		f->sweep = false;
-	if (!lru || (!lru->gone && f->nopen <= f->opts.max_open))
+	if (!lru || (!(lru->gone || lru->replaced) &&
+	    f->nopen <= f->opts.max_open))
 		return false;
 	l = lru->live;
 	lru->live = NULL;
+	lru->replaced = false;
 	f->nopen--;
 	l->next = f->closing;
 	f->closing = l;
@@ -324,17 +330,24 @@ forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
 			/* Absent from now on: its entry too, once run() can. */
 			r->failed = r->tell = f->tell = woke = true;
 		} else {
+			struct stat st;
+
 			r->live = l;
 			r->opened = true;
+			if (stat(r->gitdir, &st) == 0) {
+				r->dev = st.st_dev;
+				r->ino = st.st_ino;
+			}
 			f->nopen++;
 		}
 		pthread_cond_broadcast(&f->opened);
 	}
 	if (need_odb && !r->live) {
+		/* A file of a repository removed since: as NFS says it. */
+		*err = r->gone ? -ESTALE : -ENOENT;
 		pthread_mutex_unlock(&f->lock);
 		if (woke)
 			wake(f);
-		*err = -ENOENT;
 		return NULL;
 	}
 	r->used = ++f->clock;
@@ -504,6 +517,12 @@ group_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 			continue;
 		memcpy(last, name, len);
 		last[len] = '\0';
+		/* The root's own .odbfs/ hides one of that name. */
+		if (!plen && !fs->nometa && !strcmp(last, ".odbfs")) {
+			log_once(LOGL_WARN, "%s/.odbfs: hidden by the mount's own "
+			    ".odbfs/ (-o nometa shows it)", f->root);
+			continue;
+		}
 		if (!slash) {
 			/* A repository: its root's key in its numbering. */
 			if (failed(f, p))
@@ -600,18 +619,48 @@ watch_groups(int fd, const struct forge *s)
 	}
 }
 
+/* Drop the kernel's entry of name in the group at path ("" the root). */
+static void
+drop_entry(struct forge_fs *f, const char *path, const char *name)
+{
+	unsigned char key[KEY_MAX];
+	fuse_ino_t dir = *path ? node_find(key, view_dir_key(key, path)) :
+	    FUSE_ROOT_ID;
+
+	if (dir)
+		fuse_lowlevel_notify_inval_entry(f->top->se, dir, name,
+		    strlen(name));
+}
+
+/* Drop the entry of path (a repository's or a group's) in its parent. */
+static void
+drop_path(struct forge_fs *f, const char *rel)
+{
+	char path[KEY_MAX], *slash;
+
+	if (strlen(rel) >= sizeof(path))
+		return;
+	strcpy(path, rel);
+	if ((slash = strrchr(path, '/'))) {
+		*slash = '\0';
+		drop_entry(f, path, slash + 1);
+	} else {
+		drop_entry(f, "", path);
+	}
+}
+
 /*
- * Drop the kernel's entry of every name of old's repositories that now
- * is no more, at the highest level it went: its directory's entry.
+ * Drop the kernel's entries that the scan now says otherwise of: each
+ * repository of old's that is none now, at the highest level it went
+ * (a group emptied goes whole), and each of now's that was none before
+ * (a group turned repository, whose entry said directory of groups).
  */
 static void
-drop_gone(struct forge_fs *f, const struct forge *old, const struct forge *now)
+drop_changed(struct forge_fs *f, const struct forge *old,
+    const struct forge *now)
 {
 	for (size_t i = 0; i < old->nrepos; i++) {
 		char path[KEY_MAX], *slash;
-		const char *name;
-		unsigned char key[KEY_MAX];
-		fuse_ino_t dir;
 
 		if (forge_find(now, old->repos[i].path) ||
 		    strlen(old->repos[i].path) >= sizeof(path))
@@ -620,24 +669,16 @@ drop_gone(struct forge_fs *f, const struct forge *old, const struct forge *now)
 		/* Up while the parent is gone too. */
 		while ((slash = strrchr(path, '/'))) {
 			*slash = '\0';
-			if (is_group(now, path) || forge_find(now, path))
-				break;
-			if (!strrchr(path, '/')) {
-				slash = NULL;
+			if (is_group(now, path) || forge_find(now, path)) {
+				*slash = '/';
 				break;
 			}
 		}
-		if (slash) {
-			name = slash + 1;
-			dir = node_find(key, view_dir_key(key, path));
-		} else {
-			name = path;
-			dir = FUSE_ROOT_ID;
-		}
-		if (dir)
-			fuse_lowlevel_notify_inval_entry(f->top->se, dir, name,
-			    strlen(name));
+		drop_path(f, path);
 	}
+	for (size_t i = 0; i < now->nrepos; i++)
+		if (!forge_find(old, now->repos[i].path))
+			drop_path(f, now->repos[i].path);
 }
 
 /* Scan again, publish, mark and drop what went. */
@@ -646,7 +687,8 @@ rescan(struct forge_fs *f)
 {
 	struct forge *now, *old;
 	struct live **closing;
-	size_t nclosing = 0;
+	char **replaced;
+	size_t nclosing = 0, nreplaced = 0;
 
 	if (forge_scan(f->root, &now) < 0)
 		return;
@@ -655,21 +697,36 @@ rescan(struct forge_fs *f)
 	f->scan = now;
 	pthread_rwlock_unlock(&f->scan_lock);
 	closing = calloc(f->n + 1, sizeof(*closing));
+	replaced = calloc(f->n + 1, sizeof(*replaced));
 	pthread_mutex_lock(&f->lock);
 	for (size_t i = 0; i < f->n; i++) {
 		struct frepo *r = f->v[i];
 		const struct forge_repo *fr = forge_find(now, r->path);
-		bool moved = fr && strcmp(fr->gitdir, r->gitdir);
+		struct stat st;
+		/* Another git directory, or another at the same place. */
+		bool moved = fr && (strcmp(fr->gitdir, r->gitdir) ||
+		    (r->live && (stat(fr->gitdir, &st) < 0 ||
+		    st.st_dev != r->dev || st.st_ino != r->ino)));
 		char *g;
+
+		if (moved && r->live && replaced &&
+		    (replaced[nreplaced] = strdup(r->path)))
+			nreplaced++;
+		r->replaced |= moved && r->live;
+		f->sweep |= moved && r->live;
 
 		r->gone = !fr;
 		f->sweep |= r->gone && r->live;
 		/* Something changed around it: worth another try. */
 		r->failed = false;
-		/* Gone, or another repository at its path: closed. */
+		/*
+		 * Gone, or another repository at its path: closed now, or
+		 * when what holds it lets go (evict_locked()).
+		 */
 		if ((r->gone || moved) && r->live && !r->held && closing) {
 			closing[nclosing++] = r->live;
 			r->live = NULL;
+			r->replaced = false;
 			f->nopen--;
 		}
 		if (moved && (g = strdup(fr->gitdir))) {
@@ -679,7 +736,12 @@ rescan(struct forge_fs *f)
 	}
 	pthread_mutex_unlock(&f->lock);
 	node_enter(0, 0);
-	drop_gone(f, old, now);
+	drop_changed(f, old, now);
+	for (size_t i = 0; i < nreplaced; i++) {
+		drop_path(f, replaced[i]);
+		free(replaced[i]);
+	}
+	free(replaced);
 	for (size_t i = 0; i < nclosing; i++)
 		live_close(closing[i]);
 	free(closing);
@@ -803,9 +865,13 @@ run(void *arg)
 				;
 		} while (poll(&pfd[2], 1, 20) > 0);
 		rescan(f);
-		/* Watch the groups anew: some came, some went. */
-		close(fd);
-		fd = watch_all(f);
+		/*
+		 * Watch the groups that came; those that went the kernel
+		 * dropped itself, and the others' watches stay what they are.
+		 */
+		pthread_rwlock_rdlock(&f->scan_lock);
+		watch_groups(fd, f->scan);
+		pthread_rwlock_unlock(&f->scan_lock);
 		/* What changed while the watches were away. */
 		if (forge_changed(f->scan))
 			rescan(f);

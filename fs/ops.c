@@ -631,7 +631,12 @@ odbfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	const char *value;
 	size_t len;
 	int ret;
-	struct odbfs *fs = fs_get(req, n, true, &ret);
+	/*
+	 * Only what stands for an object has attributes (whose id needs the
+	 * repository's hash size): ls -l of a group, which asks each of its
+	 * repositories for ACLs, opens none.
+	 */
+	struct odbfs *fs = fs_get(req, n, n->type != OBJ_NONE, &ret);
 
 	if (!fs) {
 		fuse_reply_err(req, to_errno(ret));

@@ -683,3 +683,60 @@ broken_repo_served() {
 	check_repo "$root/g0/r1.git" g0/r1.git
 	running "$DAEMON_PID"
 }
+
+# The outsider's cases for --root (issue 17), each as it was found.
+
+@test "a repository replaced by another at the same path shows the new one, as git sees it" {
+	local root=$BATS_TEST_TMPDIR/forge
+	small_forge "$root"
+	mount_root "$root" "$MNT"
+	check_repo "$root/g0/r1.git" g0/r1.git
+	# r2 (not a fork) takes r1's place: same path, another directory.
+	rm -rf "$root/g0/r1.git"
+	cp -a "$root/g0/r2.git" "$root/g0/r1.git"
+	within_a_second link_is "$MNT/g0/r1.git/refs/heads/main" \
+		"../../commits/$(git --git-dir="$root/g0/r1.git" rev-parse main)"
+	check_repo "$root/g0/r1.git" g0/r1.git
+}
+
+@test "a group turned into a repository shows as one, and back" {
+	local root=$BATS_TEST_TMPDIR/forge
+	small_forge "$root"
+	git init -q --bare "$root/g3/inner.git"
+	mount_root "$root" "$MNT"
+	within_a_second listed "$MNT/g3" inner.git
+	rm -rf "$root/g3/inner.git"
+	git init -q --bare "$root/g3"
+	# g3 itself is a repository now (git rev-parse agrees).
+	[ "$(git --git-dir="$root/g3" rev-parse --is-bare-repository)" = true ]
+	within_a_second test -L "$MNT/g3/HEAD"
+	[ "$(ls "$MNT/g3" | tr '\n' ' ')" = "HEAD commits objects refs tags trees " ]
+	rm -rf "$root/g3"
+	mkdir -p "$root/g3"
+	git init -q --bare "$root/g3/again.git"
+	within_a_second listed "$MNT/g3" again.git
+}
+
+@test "a repository named .odbfs at the top: the mount's own .odbfs/ once, one log line" {
+	local root=$BATS_TEST_TMPDIR/forge
+	small_forge "$root"
+	git clone -q --bare "$root/g0/r0.git" "$root/.odbfs"
+	mount_root "$root" "$MNT"
+	[ "$(ls -A "$MNT" | grep -cx .odbfs)" -eq 1 ]
+	[ -f "$MNT/.odbfs/stats" ]
+	[ "$(find "$MNT" -maxdepth 1 -name .odbfs | wc -l)" -eq 1 ]
+	logged_once "/.odbfs: hidden by the mount's own .odbfs/"
+	ls -A "$MNT" >/dev/null
+	logged_once "/.odbfs: hidden by the mount's own .odbfs/"
+}
+
+@test "ls -l of a group opens none of its repositories" {
+	local root=$BATS_TEST_TMPDIR/forge
+	small_forge "$root"
+	mount_root "$root" "$MNT"
+	ls -l "$MNT/g0" >/dev/null
+	ls -la "$MNT/g0" >/dev/null
+	[ "$(awk '$1 == "repositories_open" { print $2 }' "$MNT/.odbfs/stats")" -eq 0 ]
+	cat "$MNT/g0/r0.git/HEAD/tree/README" >/dev/null
+	[ "$(awk '$1 == "repositories_open" { print $2 }' "$MNT/.odbfs/stats")" -eq 1 ]
+}
