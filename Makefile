@@ -47,7 +47,8 @@ FS_OBJ = $(FS_SRC:.c=.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
 # The part of fs/ that needs no FUSE session (its headers only), tested
 # with the store.
-UNIT_FS_SRC = fs/cell.c fs/miss.c fs/node.c fs/stats.c $(wildcard fs/view*.c)
+UNIT_FS_SRC = fs/cell.c fs/forge.c fs/miss.c fs/node.c fs/readers.c fs/reflinks.c \
+	fs/stats.c $(wildcard fs/view*.c)
 
 all: odbfs odbfs-cat
 
@@ -73,8 +74,8 @@ odbfs-cat: tools/odbfs-cat.o store/libodbstore.a
 tests/unit/unit: $(UNIT_SRC) $(UNIT_FS_SRC) tests/unit/*.h fs/*.h \
 		$(STORE_HDR) store/libodbstore.a
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FS_CFLAGS) $(STORE_CFLAGS) $(STORE_INC) -Ifs -o $@ \
-		$(UNIT_SRC) $(UNIT_FS_SRC) store/libodbstore.a $(STORE_LIBS) \
-		$(LDFLAGS)
+		$(UNIT_SRC) $(UNIT_FS_SRC) store/libodbstore.a $(FS_LIBS) \
+		$(STORE_LIBS) $(LDFLAGS)
 
 deps:
 	@.ci/deps
@@ -129,7 +130,7 @@ TSAN = -fsanitize=thread
 tests/unit/unit-asan: $(UNIT_SRC) $(UNIT_FS_SRC) $(STORE_SRC) tests/unit/*.h \
 		fs/*.h $(STORE_HDR)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(FS_CFLAGS) $(STORE_CFLAGS) $(STORE_INC) -Ifs \
-		-o $@ $(UNIT_SRC) $(UNIT_FS_SRC) $(STORE_SRC) $(STORE_LIBS)
+		-o $@ $(UNIT_SRC) $(UNIT_FS_SRC) $(STORE_SRC) $(FS_LIBS) $(STORE_LIBS)
 
 odbfs-asan: $(FS_SRC) $(STORE_SRC) fs/*.h $(STORE_HDR)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(ASAN) $(FS_CFLAGS) $(STORE_CFLAGS) \

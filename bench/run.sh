@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/run.sh [--objects N] [--blob-mb M] [--rounds R] [--only backup]
+# bench/run.sh [--objects N] [--blob-mb M] [--rounds R] [--forge N]
+#               [--only backup|forge]
 #
 # odbfs beside git and libgit2, every row measured in the same run, medians
 # of R rounds (default 3), ratios against the reference. Repositories are
@@ -11,19 +12,29 @@
 # memory. --only backup runs that section alone (make bench
 # BENCH_ARGS='--only backup'), a few minutes with its repositories made.
 #
+# Section 6 (bench/forge.sh) measures one daemon for a forge (odbfs
+# --root): the scan of a forge of --forge N repositories (10 000), the
+# daemon's memory as it opens and closes them, a repository's first read,
+# and restic over a 1 000-repository forge with one daemon against one a
+# repository. --only forge runs it alone (make bench BENCH_ARGS='--only
+# forge'), some 15-25 minutes with its forges made (3 minutes).
+#
 # Needs: libgit2-dev (installed if missing), strace; for section 5
-# borgbackup, restic, rsync, and root to drop the page cache.
+# borgbackup, restic, rsync, and root to drop the page cache; for section
+# 6 restic and root (the page cache, and fs.inotify.max_user_instances
+# raised for the run: a daemon a repository holds an inotify instance each).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/bench/out
-objects=1000000 blob_mb=1024 rounds=3 only=
+objects=1000000 blob_mb=1024 rounds=3 only= forge_n=10000
 while [ $# -gt 0 ]; do
 	case $1 in
 	--objects) objects=$2; shift 2 ;;
 	--blob-mb) blob_mb=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
+	--forge) forge_n=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
-	*) echo "usage: $0 [--objects N] [--blob-mb M] [--rounds R] [--only backup]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--objects N] [--blob-mb M] [--rounds R] [--forge N] [--only backup|forge]" >&2; exit 2 ;;
 	esac
 done
 mkdir -p "$out"
@@ -94,8 +105,12 @@ if [ "$only" = backup ]; then
 	. "$top/bench/backup.sh"
 	finish
 	exit 0
+elif [ "$only" = forge ]; then
+	. "$top/bench/forge.sh"
+	finish
+	exit 0
 elif [ -n "$only" ]; then
-	echo "$0: --only: only 'backup' is a section of its own" >&2
+	echo "$0: --only: only 'backup' and 'forge' are sections of their own" >&2
 	exit 2
 fi
 
@@ -289,4 +304,6 @@ say ""
 
 # 5. Backup tools and walks against the floor.
 . "$top/bench/backup.sh"
+# 6. One daemon for a forge.
+. "$top/bench/forge.sh"
 finish

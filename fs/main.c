@@ -30,9 +30,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include "ahead.h"
+#include "forge.h"
 #include "odbstore/log.h"
 #include "miss.h"
 #include "node.h"
@@ -50,6 +52,8 @@
 
 struct config {
 	char *repo;
+	char *root;		/* --root DIR: every repository under DIR */
+	unsigned max_repos;	/* -o max_repos=N: open at once, at most */
 	char *negative_timeout;	/* seconds, as given */
 	char *refresh;		/* watch, never, poll=SECONDS */
 	char *loglevel;		/* error, warn, info, debug */
@@ -70,6 +74,9 @@ static const struct fuse_opt config_opts[] = {
 	OPT("owner=%s", owner),
 	OPT("nometa", nometa),
 	OPT("umask=%s", umask),
+	OPT("--root=%s", root),
+	OPT("--root %s", root),
+	OPT("max_repos=%u", max_repos),
 	FUSE_OPT_END
 };
 
@@ -129,14 +136,36 @@ parse_umask(const char *s)
  * the file system does not keep it.
  */
 static time_t
-repo_epoch(const struct odb *odb)
+dir_epoch(const char *path)
 {
 	struct statx stx;
 
-	if (statx(AT_FDCWD, odb_commondir(odb), 0, STATX_BTIME, &stx) == 0 &&
+	if (statx(AT_FDCWD, path, 0, STATX_BTIME, &stx) == 0 &&
 	    (stx.stx_mask & STATX_BTIME))
 		return (time_t)stx.stx_btime.tv_sec;
 	return 0;
+}
+
+/*
+ * Is the mountpoint mnt root or under it (--root)? A mount inside what
+ * it scans would find itself. After a line on stderr.
+ */
+static bool
+inside(const char *mnt, const char *root)
+{
+	char *m = realpath(mnt, NULL), *r = realpath(root, NULL);
+	size_t len = r ? strlen(r) : 0;
+	bool yes = m && r && !strncmp(m, r, len) && (m[len] == '/' ||
+	    !m[len] || len == 1);
+
+	if (!r)
+		fprintf(stderr, "odbfs: %s: %s\n", root, strerror(errno));
+	else if (yes)
+		fprintf(stderr, "odbfs: %s: the mountpoint is inside the root "
+		    "%s\n", mnt, r);
+	free(m);
+	free(r);
+	return yes || !r;
 }
 
 /* Is path an empty directory? Mounting on a full one would hide it. */
@@ -192,12 +221,13 @@ drop_entry(struct odbfs *fs, const char *path, const char *name)
 static void
 drop_negative(void *arg, const unsigned char *raw)
 {
-	static const char *const dirs[] = { "objects", "commits", "trees" };
+	static const char *const dirs[] = { "objects", "commits", "trees",
+	    "tags" };
 	struct odbfs *fs = arg;
 	char hex[OID_HEXSZ_MAX + 1], fanout[16];
 
 	oid_to_hex(hex, raw, fs->rawsz);
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		drop_entry(fs, dirs[i], hex);
 	snprintf(fanout, sizeof(fanout), "objects/%.2s", hex);
 	drop_entry(fs, fanout, hex);
@@ -209,6 +239,8 @@ odbfs_published(void *arg)
 	struct odbfs *fs = arg;
 	char name[3];
 
+	/* The watcher's thread finds the nodes of its repository. */
+	node_enter(fs->repo, fs->seed);
 	miss_sweep(fs->rawsz, has_object, drop_negative, fs);
 	reflinks_published(fs);
 	for (unsigned b = 0; b < 256; b++) {
@@ -239,9 +271,15 @@ take_repo(void *data, const char *arg, int key, struct fuse_args *outargs)
 static void
 usage(const char *prog)
 {
-	printf("usage: %s [options] REPO MOUNTPOINT\n\n"
-	    "Mount the object database of the git repository REPO read-only.\n\n"
+	printf("usage: %s [options] REPO MOUNTPOINT\n"
+	    "       %s [options] --root DIR MOUNTPOINT\n\n"
+	    "Mount the object database of the git repository REPO read-only,\n"
+	    "or of every repository under DIR.\n\n"
 	    "odbfs options:\n"
+	    "    --root DIR             every repository under DIR, each in "
+	    "its place\n"
+	    "    -o max_repos=N         with --root: repositories open at once "
+	    "(default 64)\n"
 	    "    -o negative_timeout=T  seconds the kernel may cache a miss "
 	    "(default 1)\n"
 	    "    -o refresh=MODE        watch (default: inotify), poll=SECONDS,"
@@ -260,7 +298,7 @@ usage(const char *prog)
 	    "    -o umask=M             mode bits to clear, in octal (default "
 	    "022: files\n"
 	    "                           0644 or 0755, directories 0755)\n\n",
-	    prog);
+	    prog, prog);
 }
 
 static void
@@ -398,6 +436,7 @@ main(int argc, char **argv)
 	struct watch *watch = NULL;
 	struct owner owner = { 0 };
 	double negative_timeout;
+	bool forge = false;
 	long refresh;
 	int ret = 1, err, level, umask_bits;
 
@@ -417,7 +456,27 @@ main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
-	if (!conf.repo || !opts.mountpoint) {
+	/* With --root, the one argument taken for REPO is the mountpoint. */
+	if (conf.root && conf.repo && !opts.mountpoint) {
+		if (!(opts.mountpoint = realpath(conf.repo, NULL))) {
+			fprintf(stderr, "odbfs: %s: %s\n", conf.repo,
+			    strerror(errno));
+			goto out;
+		}
+		free(conf.repo);
+		conf.repo = NULL;
+	}
+	if (conf.root && conf.repo) {
+		fprintf(stderr, "odbfs: give REPO or --root DIR, not both "
+		    "(usage: %s [options] --root DIR MOUNTPOINT)\n", argv[0]);
+		goto out;
+	}
+	if (conf.root && !opts.mountpoint) {
+		fprintf(stderr, "odbfs: missing MOUNTPOINT (usage: %s [options] "
+		    "--root DIR MOUNTPOINT)\n", argv[0]);
+		goto out;
+	}
+	if (!conf.root && (!conf.repo || !opts.mountpoint)) {
 		fprintf(stderr, "odbfs: missing %s (usage: %s [options] REPO "
 		    "MOUNTPOINT)\n", conf.repo ? "MOUNTPOINT" :
 		    "REPO and MOUNTPOINT", argv[0]);
@@ -449,25 +508,52 @@ main(int argc, char **argv)
 		    "directory\n", opts.mountpoint);
 		goto out;
 	}
-	if (choose_owner(&conf, &owner) < 0 ||
-	    open_repo(&conf, &owner, &fs.odb) < 0)
+	if (conf.root) {
+		/* The owner of the root reads every repository under it. */
+		conf.repo = conf.root;
+		conf.root = NULL;
+		forge = true;
+		if (inside(opts.mountpoint, conf.repo) || choose_owner(&conf,
+		    &owner) < 0)
+			goto out;
+	} else if (choose_owner(&conf, &owner) < 0 ||
+	    open_repo(&conf, &owner, &fs.odb) < 0) {
 		goto out;
-	fs.rawsz = odb_rawsz(fs.odb);
-	odb_set_verify(fs.odb, conf.verify);
-	odb_set_frozen(fs.odb, refresh < 0);
+	}
 	/* Files show who reads them, the one user .odbfs/ lets in. */
 	fs.uid = owner.uid;
 	fs.gid = owner.gid;
 	fs.negative_timeout = negative_timeout;
 	fs.nometa = conf.nometa;
 	fs.umask = (mode_t)umask_bits;
-	fs.epoch = repo_epoch(fs.odb);
-	node_init();
-	reflinks_init(&fs);
-	for (unsigned b = 0; b < 256; b++)
-		fs.prefixes[b] = odb_has_prefix(fs.odb, b);
+	if (forge) {
+		struct forge_opts fo = {
+			.max_open = conf.max_repos ? conf.max_repos :
+			    FORGE_MAX_OPEN,
+			.published = odbfs_published,
+			.refresh = refresh,
+			.verify = conf.verify,
+		};
 
-	if (add_mount_opts(&args, conf.nometa ? NULL :
+		fs.epoch = dir_epoch(conf.repo);
+		node_init(NODE_GROUP);
+		if (forge_open(&fs, conf.repo, &fo) < 0)
+			goto out;
+		if (owner.taken)
+			log_msg(LOGL_INFO, "%s: reading as user %s%s",
+			    conf.repo, owner.name, whose(&conf, &owner));
+	} else {
+		fs.rawsz = odb_rawsz(fs.odb);
+		odb_set_verify(fs.odb, conf.verify);
+		odb_set_frozen(fs.odb, refresh < 0);
+		fs.epoch = dir_epoch(odb_commondir(fs.odb));
+		node_init(NODE_ROOT);
+		if (reflinks_init(&fs, true) < 0)
+			goto out;
+		for (unsigned b = 0; b < 256; b++)
+			fs.prefixes[b] = odb_has_prefix(fs.odb, b);
+	}
+	if (add_mount_opts(&args, conf.nometa ? NULL : forge ? conf.repo :
 	    odb_gitdir(fs.odb)) != 0)
 		goto out;
 	se = fuse_session_new(&args, &odbfs_ops, sizeof(odbfs_ops), &fs);
@@ -495,6 +581,20 @@ main(int argc, char **argv)
 		    owner.name, strerror(-err));
 		goto out_unmount;
 	}
+	/*
+	 * The watcher starts after fuse_daemonize(), where a failure could
+	 * only reach syslog while the command said 0: whether an inotify
+	 * instance can be had at all is asked now (the user has 128 on
+	 * Debian, for all their programs).
+	 */
+	if (refresh == 0 && (err = inotify_init1(IN_CLOEXEC)) < 0) {
+		fprintf(stderr, "odbfs: %s: cannot watch for changes: %s "
+		    "(fs.inotify.max_user_instances; -o refresh=poll=SECONDS "
+		    "needs none)\n", conf.repo, strerror(errno));
+		goto out_unmount;
+	}
+	if (refresh == 0)
+		close(err);
 	if (!opts.foreground) {
 		openlog("odbfs", LOG_PID, LOG_DAEMON);
 		log_set_sink(to_syslog, (enum log_level)level);
@@ -502,20 +602,34 @@ main(int argc, char **argv)
 	fuse_daemonize(opts.foreground);
 	fs.se = se;
 	/* After daemonizing: a thread would not survive the fork. */
-	if (refresh >= 0 && (err = watch_start(fs.odb, (unsigned)refresh,
-	    odbfs_published, &fs, &watch)) < 0) {
-		log_msg(LOGL_ERROR, "%s: cannot watch for changes: %s",
-		    conf.repo, strerror(-err));
-		goto out_unmount;
+	if (forge) {
+		/*
+		 * Nothing is read ahead: the threads that do so serve one
+		 * repository (ahead.c, readers.c).
+		 */
+		if ((err = forge_run(&fs, refresh >= 0)) < 0) {
+			log_msg(LOGL_ERROR, "%s: cannot start the thread that "
+			    "closes repositories: %s", conf.repo,
+			    strerror(-err));
+			goto out_unmount;
+		}
+	} else {
+		if (refresh >= 0 && (err = watch_start(fs.odb,
+		    (unsigned)refresh, odbfs_published, &fs, &watch)) < 0) {
+			log_msg(LOGL_ERROR, "%s: cannot watch for changes: %s",
+			    conf.repo, strerror(-err));
+			goto out_unmount;
+		}
+		if (!conf.noahead && (err = ahead_start(&fs)) < 0)
+			log_msg(LOGL_WARN, "cannot start the thread that reads "
+			    "ahead: %s", strerror(-err));
+		else
+			fs.ahead = !conf.noahead;
+		if (!conf.noahead && (err = readers_start()) < 0)
+			log_msg(LOGL_WARN, "cannot start the thread that "
+			    "inflates large objects ahead: %s",
+			    strerror(-err));
 	}
-	if (!conf.noahead && (err = ahead_start(&fs)) < 0)
-		log_msg(LOGL_WARN, "cannot start the thread that reads "
-		    "ahead: %s", strerror(-err));
-	else
-		fs.ahead = !conf.noahead;
-	if (!conf.noahead && (err = readers_start()) < 0)
-		log_msg(LOGL_WARN, "cannot start the thread that inflates "
-		    "large objects ahead: %s", strerror(-err));
 	if (opts.singlethread) {
 		ret = fuse_session_loop(se);
 	} else {
@@ -528,6 +642,7 @@ main(int argc, char **argv)
 	/* A positive value is the signal that ended the loop: a clean end. */
 	ret = ret < 0 ? 1 : 0;
 	watch_stop(watch);
+	forge_close(&fs);
 	ahead_stop();
 	readers_clear();
 out_unmount:
@@ -541,10 +656,12 @@ out_handlers:
 out:
 	if (se)
 		fuse_session_destroy(se);
-	reflinks_free();
+	forge_close(&fs);
+	reflinks_free(&fs);
 	odb_close(fs.odb);
 	free(opts.mountpoint);
 	free(conf.repo);
+	free(conf.root);
 	free(conf.refresh);
 	free(conf.negative_timeout);
 	free(conf.loglevel);

@@ -38,6 +38,10 @@ static struct node root = {
 	.time = NODE_TIME_REPO,
 };
 
+/* node_enter()'s: the repository the thread works in. */
+static _Thread_local uint32_t cur_repo;
+static _Thread_local uint64_t cur_seed;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /*
  * The buckets are first_buckets until the table first grows, and again
@@ -55,8 +59,9 @@ static uint32_t held_cell;		/* protected by lock */
 static pthread_cond_t unheld = PTHREAD_COND_INITIALIZER;
 
 void
-node_init(void)
+node_init(enum node_kind kind)
 {
+	root.kind = (uint8_t)kind;
 	root.path = "";
 }
 
@@ -87,7 +92,7 @@ is_cell(fuse_ino_t nodeid)
 static bool
 fits_cell(const struct node *n)
 {
-	return n->kind == NODE_OBJECT && n->keylen == CELL_KEYLEN &&
+	return !n->repo && n->kind == NODE_OBJECT && n->keylen == CELL_KEYLEN &&
 	    n->key[0] == 'O' && n->mode == NODE_MODE_FILE &&
 	    n->time == NODE_TIME_REPO &&
 	    !n->path && !n->ext && !n->git_mode && !n->fanout && !n->moving &&
@@ -139,10 +144,18 @@ node_nodeid(const struct node *n)
 	return (fuse_ino_t)n;
 }
 
+void
+node_enter(uint32_t repo, uint64_t seed)
+{
+	cur_repo = repo;
+	cur_seed = seed;
+}
+
 uint64_t
 node_ino(const void *key, size_t keylen)
 {
-	uint64_t h = XXH3_64bits(key, keylen);
+	/* Seed 0 is XXH3_64bits()'s: a single mount's numbers. */
+	uint64_t h = XXH3_64bits_withSeed(key, keylen, cur_seed);
 
 	/* Never 0, never the root's 1. */
 	return h <= FUSE_ROOT_ID ? h + 2 : h;
@@ -159,6 +172,7 @@ node_new(enum node_kind kind, const void *key, size_t keylen)
 	if (!(n = calloc(1, offsetof(struct node, key) + keylen)))
 		return NULL;
 	n->kind = (uint8_t)kind;
+	n->repo = cur_repo;
 	n->keylen = (uint16_t)keylen;
 	memcpy(n->key, key, keylen);
 	n->ino = node_ino(key, keylen);
@@ -267,10 +281,10 @@ resize_locked(size_t nb)
 }
 
 static struct node *
-find_locked(uint64_t ino, const void *key, size_t keylen)
+find_locked(uint32_t repo, uint64_t ino, const void *key, size_t keylen)
 {
 	for (struct node *n = *bucket(ino); n; n = n->next)
-		if (n->ino == ino && n->keylen == keylen &&
+		if (n->ino == ino && n->repo == repo && n->keylen == keylen &&
 		    !memcmp(n->key, key, keylen))
 			return n;
 	return NULL;
@@ -286,9 +300,10 @@ node_intern(struct node *n)
 	uint32_t idx = 0;
 
 	pthread_mutex_lock(&lock);
-	if (n->keylen == CELL_KEYLEN && (idx = cell_find(n->key)))
+	if (!n->repo && n->keylen == CELL_KEYLEN &&
+	    (idx = cell_find(n->key)))
 		cell_ref(idx);
-	else if ((have = find_locked(n->ino, n->key, n->keylen)))
+	else if ((have = find_locked(n->repo, n->ino, n->key, n->keylen)))
 		have->nlookup++;
 	else if (fits_cell(n))
 		idx = cell_add(n->key, n->size, n->type);
@@ -317,9 +332,10 @@ node_find(const void *key, size_t keylen)
 	uint32_t idx;
 
 	pthread_mutex_lock(&lock);
-	if (keylen == CELL_KEYLEN && (idx = cell_find(key)))
+	if (!cur_repo && keylen == CELL_KEYLEN && (idx = cell_find(key)))
 		nodeid = cell_nodeid(idx);
-	else if ((n = find_locked(node_ino(key, keylen), key, keylen)))
+	else if ((n = find_locked(cur_repo, node_ino(key, keylen), key,
+	    keylen)))
 		nodeid = node_nodeid(n);
 	pthread_mutex_unlock(&lock);
 	return nodeid;

@@ -53,6 +53,7 @@ enum node_kind {
 	NODE_SYMLINK,		/* a symlink: target */
 	NODE_META,		/* .odbfs/ */
 	NODE_STATS,		/* .odbfs/stats: made anew at each lookup */
+	NODE_GROUP,		/* --root: the root or a group under it */
 };
 
 /*
@@ -94,6 +95,8 @@ struct node_ext {
 			/* The tree it peels to, if it peels to one. */
 			unsigned char tag_tree[OID_RAWSZ_MAX];
 			bool tag_has_tree;
+			/* Its object's type: the line's if it is missing. */
+			uint8_t tag_object_type;
 		};
 		struct {
 			struct tree tree;	/* NODE_TREE */
@@ -111,7 +114,7 @@ struct node_ext {
 /*
  * The nodes that are no cell are still many (a walk of a tree makes one a
  * file), so the fields are as small as their values allow and ordered so
- * that none pads: the key, which follows, starts at byte 67.
+ * that none pads: the key, which follows, starts at byte 71.
  */
 struct node {
 	uint64_t ino;			/* st_ino */
@@ -127,6 +130,7 @@ struct node {
 		struct node *next;	/* protected by the table lock */
 		fuse_ino_t cell;	/* a copy: the cell's node id */
 	};
+	uint32_t repo;			/* node_enter()'s; 0: a single mount */
 	uint16_t mode;			/* NODE_MODE_DIR, ...: 16 bits do */
 	uint16_t git_mode;		/* tree entries: mode in the tree */
 	uint16_t keylen;		/* at most view.c's KEY_MAX, 4160 */
@@ -144,7 +148,8 @@ union node_buf {
 	unsigned char room[offsetof(struct node, key) + 64];
 };
 
-void node_init(void);
+/* The root node is of kind root (NODE_ROOT; --root: NODE_GROUP). */
+void node_init(enum node_kind root);
 
 struct node *node_root(void);
 
@@ -181,6 +186,17 @@ double node_timeout(const struct node *n);
 
 /* st_ino for a key, for entries listed without a node. */
 uint64_t node_ino(const void *key, size_t keylen);
+
+/*
+ * The repository the calling thread works in, for a mount of many
+ * (fs/forge.c): the nodes it makes from now on carry repo, their st_ino
+ * is their key hashed with seed (so that the same path in two
+ * repositories has two numbers, each the same at every mount), and
+ * node_intern() and node_find() find only that repository's nodes. A
+ * single mount never calls it: repo 0, seed 0, whose numbers are the
+ * ones odbfs always gave. Cells are for repo 0 alone.
+ */
+void node_enter(uint32_t repo, uint64_t seed);
 
 /*
  * Put n in the table, or find the node already there with its key (and

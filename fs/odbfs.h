@@ -8,6 +8,7 @@
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "odbstore/odb.h"
@@ -15,9 +16,22 @@
 /* Objects never change: the kernel may keep what it learns for a day. */
 #define ODBFS_TIMEOUT_IMMUTABLE 86400.0
 
+struct shown;
+struct forge_fs;
+
+/*
+ * A single mount has one; a mount of many repositories (--root, forge.c)
+ * one for itself (forge set, odb NULL) and one for each repository it
+ * has opened, with repo and seed as node_enter() takes them.
+ */
 struct odbfs {
 	struct odb *odb;
 	size_t rawsz;
+	uint32_t repo;			/* 0: a single mount, or the forge */
+	uint64_t seed;			/* of its st_ino numbers */
+	struct forge_fs *forge;		/* --root: the repositories */
+	struct shown *shown;		/* reflinks.c's */
+	_Atomic uint64_t *counters;	/* its repository's (stats.h) */
 	uid_t uid;			/* the identity files show: the one */
 	gid_t gid;			/* the daemon reads with */
 	mode_t umask;			/* -o umask=, cleared from modes */

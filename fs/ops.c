@@ -28,6 +28,7 @@
 #include <sys/statvfs.h>
 
 #include "ahead.h"
+#include "forge.h"
 #include "odbstore/log.h"
 #include "odbfs.h"
 #include "readers.h"
@@ -39,6 +40,27 @@ static struct odbfs *
 fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
+}
+
+/*
+ * The struct odbfs that serves n, until fs_put(): the mount's, or in a
+ * mount of many (--root) n's repository's, opened if need_odb and
+ * closed (forge.h). NULL with the error to reply when it cannot serve.
+ */
+static struct odbfs *
+fs_get(fuse_req_t req, const struct node *n, bool need_odb, int *err)
+{
+	struct odbfs *top = fs_of(req);
+
+	*err = 0;
+	return top->forge ? forge_hold(top, n->repo, need_odb, err) : top;
+}
+
+/* After the reply too: it needs no request. */
+static void
+fs_put(struct odbfs *fs)
+{
+	forge_release(fs);
 }
 
 /* Corrupt data was logged where it was found; the caller sees EIO. */
@@ -136,12 +158,12 @@ entry_of(const struct odbfs *fs, const struct node *n,
 }
 
 static void
-reply_negative(fuse_req_t req, const struct node *dir)
+reply_negative(fuse_req_t req, const struct odbfs *fs, const struct node *dir)
 {
 	struct fuse_entry_param e = { 0 };
 
 	/* ino 0 with a timeout: the kernel caches the miss that long. */
-	e.entry_timeout = view_negative_timeout(fs_of(req), dir);
+	e.entry_timeout = view_negative_timeout(fs, dir);
 	if (e.entry_timeout > 0)
 		fuse_reply_entry(req, &e);
 	else
@@ -161,22 +183,27 @@ shows_refs(const struct node *dir)
 static void
 lookup_reply(fuse_req_t req, struct node *dir, const char *name)
 {
-	struct odbfs *fs = fs_of(req);
 	struct fuse_entry_param e;
 	struct node *n;
-	int ret = view_lookup(fs, dir, name, &n);
+	int ret;
+	struct odbfs *fs = fs_get(req, dir, true, &ret);
 
-	if (ret == -ENOENT || ret == -ENOTUNIQ) {
-		reply_negative(req, dir);
-		return;
-	}
-	if (ret < 0) {
+	if (!fs) {
 		fuse_reply_err(req, to_errno(ret));
 		return;
 	}
-	entry_of(fs, n, &e);
-	if (fuse_reply_entry(req, &e) != 0)
-		node_forget(e.ino, 1);
+	stats_add(STAT_LOOKUPS, 1);
+	if ((ret = view_lookup(fs, dir, name, &n)) == -ENOENT ||
+	    ret == -ENOTUNIQ) {
+		reply_negative(req, fs, dir);
+	} else if (ret < 0) {
+		fuse_reply_err(req, to_errno(ret));
+	} else {
+		entry_of(fs, n, &e);
+		if (fuse_reply_entry(req, &e) != 0)
+			node_forget(e.ino, 1);
+	}
+	fs_put(fs);
 }
 
 static void
@@ -185,7 +212,6 @@ odbfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	union node_buf nb;
 	struct node *dir = node_get(parent, &nb);
 
-	stats_add(STAT_LOOKUPS, 1);
 	if (!shows_refs(dir)) {
 		lookup_reply(req, dir, name);
 		return;
@@ -217,10 +243,17 @@ odbfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	union node_buf nb;
 	struct node *n = node_get(ino, &nb);
 	struct stat st;
+	int ret;
+	struct odbfs *fs = fs_get(req, n, false, &ret);
 
 	(void)fi;
-	fill_attr(fs_of(req), n, &st);
+	if (!fs) {
+		fuse_reply_err(req, to_errno(ret));
+		return;
+	}
+	fill_attr(fs, n, &st);
 	fuse_reply_attr(req, &st, node_timeout(n));
+	fs_put(fs);
 }
 
 static void
@@ -244,13 +277,19 @@ struct dirstream {
 static void
 odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct odbfs *fs = fs_of(req);
 	union node_buf nb;
 	struct node *n = node_get(ino, &nb);
 	struct dirstream *d;
 	struct dirlist *l;
-	int ret = view_list(fs, n, &l);
+	int ret;
+	struct odbfs *fs = fs_get(req, n, true, &ret);
 
+	if (!fs) {
+		fuse_reply_err(req, to_errno(ret));
+		return;
+	}
+	ret = view_list(fs, n, &l);
+	fs_put(fs);
 	if (ret < 0) {
 		fuse_reply_err(req, to_errno(ret));
 		return;
@@ -270,7 +309,8 @@ odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 */
 	fi->cache_readdir = node_timeout(n) > 0 && n->kind != NODE_OBJECTS &&
 	    n->kind != NODE_FANOUT && n->kind != NODE_COMMITS &&
-	    n->kind != NODE_TREES && n->kind != NODE_TAGS && !shows_refs(n);
+	    n->kind != NODE_TREES && n->kind != NODE_TAGS &&
+	    n->kind != NODE_GROUP && !shows_refs(n);
 	fi->keep_cache = fi->cache_readdir;
 	fuse_reply_open(req, fi);
 }
@@ -283,15 +323,21 @@ static void
 readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi, bool plus)
 {
-	struct odbfs *fs = fs_of(req);
 	struct dirstream *d = (struct dirstream *)(uintptr_t)fi->fh;
 	struct dirlist *l = d->l;
 	union node_buf nb;
 	struct node *dir = node_get(ino, &nb);
 	size_t used = 0, total = dirlist_count(l) + 2;
 	char name[OID_HEXSZ_MAX + 1], *buf;
+	int err;
+	struct odbfs *fs = fs_get(req, dir, plus, &err);
 
+	if (!fs) {
+		fuse_reply_err(req, to_errno(err));
+		return;
+	}
 	if (!(buf = malloc(size))) {
+		fs_put(fs);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -345,6 +391,7 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	else
 		fuse_reply_buf(req, buf, used);
 	free(buf);
+	fs_put(fs);
 }
 
 static void
@@ -392,10 +439,17 @@ odbfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void
 odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct odbfs *fs = fs_of(req);
 	union node_buf nb;
 	struct node *n = node_get(ino, &nb);
+	int ret;
+	struct odbfs *fs = fs_get(req, n, false, &ret);
 
+	if (!fs) {
+		fuse_reply_err(req, to_errno(ret));
+		return;
+	}
+	/* Entered, for the count below; nothing else of it is used. */
+	fs_put(fs);
 	if (S_ISDIR(n->mode)) {
 		fuse_reply_err(req, EISDIR);
 		return;
@@ -405,7 +459,7 @@ odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	stats_add(STAT_OPENS, 1);
-	if (fs->no_open) {
+	if (fs_of(req)->no_open) {
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
@@ -422,7 +476,7 @@ odbfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  * size bytes at off.
  */
 static int
-object_of(fuse_req_t req, const struct node *n, off_t off, size_t size,
+object_of(struct odbfs *fs, const struct node *n, off_t off, size_t size,
     struct reader **r, uint64_t *start, uint64_t *total)
 {
 	uint64_t from = (uint64_t)off, to = (uint64_t)off + size;
@@ -440,7 +494,7 @@ object_of(fuse_req_t req, const struct node *n, off_t off, size_t size,
 			to += *start;
 		}
 	}
-	if ((ret = readers_get(fs_of(req)->odb, node_id(n),
+	if ((ret = readers_get(fs->odb, node_id(n),
 	    n->kind == NODE_SLICE ? UINT64_MAX : n->size, from, to, r)) < 0)
 		return ret;
 	*total = reader_info(*r)->size;
@@ -449,7 +503,7 @@ object_of(fuse_req_t req, const struct node *n, off_t off, size_t size,
 		if (*total < *start || *total - *start < n->size) {
 			char hex[OID_HEXSZ_MAX + 1];
 
-			oid_to_hex(hex, node_id(n), fs_of(req)->rawsz);
+			oid_to_hex(hex, node_id(n), fs->rawsz);
 			reader_close(*r);
 			*r = NULL;
 			return log_corrupt("object %s: %llu bytes, too few for "
@@ -471,23 +525,32 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct node *n = node_get(ino, &nb);
 	const unsigned char *data = (const unsigned char *)n->data;
 	uint64_t total = n->size, start = 0;
+	struct odbfs *fs;
 	struct reader *r = NULL;
 	unsigned char *buf = NULL;
+	bool object;
 	ssize_t got;
 	int ret;
 
 	(void)fi;
-	stats_add(STAT_READS, 1);
 	if (off < 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	object = reads_object(n) || (n->kind == NODE_SLICE &&
+	    (uint64_t)off < n->size);
+	/* Held until the reader is let go: see forge_hold(). */
+	if (!(fs = fs_get(req, n, object, &ret))) {
+		fuse_reply_err(req, to_errno(ret));
+		return;
+	}
+	stats_add(STAT_READS, 1);
 	if (reads_object(n) && off == 0)
 		ahead_read(ino, n->ino);
-	if (reads_object(n) || (n->kind == NODE_SLICE &&
-	    (uint64_t)off < n->size)) {
-		ret = object_of(req, n, off, size, &r, &start, &total);
-		if (ret < 0) {
+	if (object) {
+		if ((ret = object_of(fs, n, off, size, &r, &start,
+		    &total)) < 0) {
+			fs_put(fs);
 			fuse_reply_err(req, to_errno(ret));
 			return;
 		}
@@ -535,6 +598,7 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 out:
 	free(buf);
 	reader_close(r);
+	fs_put(fs);
 }
 
 /* The value of xattr name for n, in buf; NULL if n has none such. */
@@ -563,11 +627,23 @@ odbfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	char buf[OID_HEXSZ_MAX + 1];
 	union node_buf nb;
+	struct node *n = node_get(ino, &nb);
 	const char *value;
 	size_t len;
+	int ret;
+	/*
+	 * Only what stands for an object has attributes (whose id needs the
+	 * repository's hash size): ls -l of a group, which asks each of its
+	 * repositories for ACLs, opens none.
+	 */
+	struct odbfs *fs = fs_get(req, n, n->type != OBJ_NONE, &ret);
 
-	value = xattr_value(fs_of(req), node_get(ino, &nb), name, buf,
-	    &len);
+	if (!fs) {
+		fuse_reply_err(req, to_errno(ret));
+		return;
+	}
+	value = xattr_value(fs, n, name, buf, &len);
+	fs_put(fs);
 	if (!value)
 		fuse_reply_err(req, ENODATA);
 	else if (size == 0)

@@ -45,7 +45,8 @@
 #define BIG_IDLE 1
 
 struct slot {
-	unsigned char id[OID_RAWSZ_MAX];
+	const struct odb *odb;	/* whose object: a hostile repository's */
+	unsigned char id[OID_RAWSZ_MAX];	/* bytes are never another's */
 	bool used;
 	struct reader *r;	/* one reference; NULL with err */
 	int err;
@@ -113,10 +114,11 @@ check_locked(void)
 }
 
 static struct slot *
-find_locked(const unsigned char *raw, size_t rawsz)
+find_locked(const struct odb *odb, const unsigned char *raw, size_t rawsz)
 {
 	for (int i = 0; i < SLOTS; i++)
-		if (slots[i].used && !memcmp(slots[i].id, raw, rawsz))
+		if (slots[i].used && slots[i].odb == odb &&
+		    !memcmp(slots[i].id, raw, rawsz))
 			return &slots[i];
 	return NULL;
 }
@@ -205,13 +207,14 @@ keep(struct odb *odb, const unsigned char *raw, size_t rawsz,
 	if (bytes > BIG_BUDGET)
 		return;
 	pthread_mutex_lock(&lock);
-	if (find_locked(raw, rawsz)) {
+	if (find_locked(odb, raw, rawsz)) {
 		/* Another read of the object got there first. */
 		pthread_mutex_unlock(&lock);
 		return;
 	}
 	ndrop = make_room_locked(big, bytes, drop);
 	s = victim_locked(&drop[ndrop++]);
+	s->odb = odb;
 	memcpy(s->id, raw, rawsz);
 	s->used = true;
 	s->r = r ? reader_ref(r) : NULL;
@@ -327,7 +330,7 @@ get(struct odb *odb, const unsigned char *raw, uint64_t size, uint64_t off,
 		*out = r;
 		return 0;
 	}
-	if ((s = find_locked(raw, rawsz))) {
+	if ((s = find_locked(odb, raw, rawsz))) {
 		/*
 		 * A kept stream that failed fails again: keep its error in
 		 * its place, so that a later store (the file written anew)
@@ -372,7 +375,7 @@ get(struct odb *odb, const unsigned char *raw, uint64_t size, uint64_t off,
 		pthread_mutex_lock(&big_gate);
 		gated = true;
 		pthread_mutex_lock(&lock);
-		if ((s = find_locked(raw, rawsz)) && s->r) {
+		if ((s = find_locked(odb, raw, rawsz)) && s->r) {
 			/* The read we waited for rebuilt it. */
 			s->last = ++clock_;
 			s->touched = now_seconds();
@@ -534,4 +537,20 @@ readers_clear(void)
 	}
 	held = held_big = 0;
 	pthread_mutex_unlock(&lock);
+}
+
+void
+readers_drop(const struct odb *odb)
+{
+	struct reader *drop[SLOTS] = { 0 };
+	int n = 0;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < SLOTS; i++)
+		if (slots[i].used && slots[i].odb == odb)
+			empty_locked(&slots[i], &drop[n++]);
+	check_locked();
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < n; i++)
+		reader_close(drop[i]);
 }

@@ -64,4 +64,10 @@ int readers_start(void);
  */
 void readers_clear(void);
 
+/*
+ * Let go of every object kept for odb, before it is closed (forge.c);
+ * the prefetching thread must not run (a mount of many does not start it).
+ */
+void readers_drop(const struct odb *odb);
+
 #endif

@@ -18,6 +18,7 @@
  * their reply, and the watcher takes the write lock once after publishing,
  * which waits them out, before it invalidates.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,12 @@ struct shown {
 	char head[4096 + 64];	/* where HEAD pointed, or "" */
 };
 
-static pthread_rwlock_t lock;
-static struct shown shown;	/* the watcher thread's alone */
+/*
+ * Ready before any lookup takes it (a mount of many makes its first
+ * reflinks in a lookup): a stream of lookups through HEAD must not
+ * starve the watcher.
+ */
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
 void
 reflinks_lookup_begin(void)
@@ -87,31 +92,25 @@ static void
 drop(struct odbfs *fs, const char *path, const char *name, size_t len)
 {
 	unsigned char key[4096 + 64];
-	fuse_ino_t dir = *path ? node_find(key, view_dir_key(key, path)) :
-	    FUSE_ROOT_ID;
+	/* A single mount's root is no node of the table; a forge's are. */
+	fuse_ino_t dir = *path || fs->repo ? node_find(key, view_dir_key(key,
+	    path)) : FUSE_ROOT_ID;
 
 	if (dir)
 		fuse_lowlevel_notify_inval_entry(fs->se, dir, name, len);
 }
 
 /* Is some ref of s under the directory dir (with no '/' at its end)? */
+static const char *
+shown_name(const void *v, size_t i)
+{
+	return ((const struct shown_ref *)v)[i].name;
+}
+
 static bool
 has_under(const struct shown *s, const char *dir)
 {
-	size_t lo = 0, hi = s->n, len = strlen(dir);
-
-	/* The first name not below dir + '/', then whether it starts so. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strncmp(s->v[mid].name, dir, len);
-
-		if (c < 0 || (c == 0 && s->v[mid].name[len] < '/'))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->n && !strncmp(s->v[lo].name, dir, len) &&
-	    s->v[lo].name[len] == '/';
+	return view_names_under(s->v, s->n, shown_name, dir);
 }
 
 /*
@@ -141,24 +140,20 @@ drop_ref(struct odbfs *fs, const struct shown *before,
 	free(path);
 }
 
-void
-reflinks_init(struct odbfs *fs)
+int
+reflinks_init(struct odbfs *fs, bool known)
 {
-	pthread_rwlockattr_t attr;
-
-	pthread_rwlockattr_init(&attr);
-	/* A stream of lookups through HEAD must not starve the watcher. */
-	pthread_rwlockattr_setkind_np(&attr,
-	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
-	take(fs, &shown);
+	if (!(fs->shown = calloc(1, sizeof(*fs->shown))))
+		return -ENOMEM;
+	if (known)
+		take(fs, fs->shown);
+	return 0;
 }
 
 void
 reflinks_published(struct odbfs *fs)
 {
-	struct shown now;
+	struct shown now, *shown = fs->shown;
 	size_t i = 0, j = 0;
 
 	/* Lookups that read the refs before they were published end first. */
@@ -166,29 +161,32 @@ reflinks_published(struct odbfs *fs)
 	pthread_rwlock_unlock(&lock);
 	take(fs, &now);
 	/* Both sorted by name: a merge finds what was added, moved, deleted. */
-	while (i < shown.n || j < now.n) {
-		int c = i == shown.n ? 1 : j == now.n ? -1 :
-		    strcmp(shown.v[i].name, now.v[j].name);
+	while (i < shown->n || j < now.n) {
+		int c = i == shown->n ? 1 : j == now.n ? -1 :
+		    strcmp(shown->v[i].name, now.v[j].name);
 
 		if (c < 0) {
-			drop_ref(fs, &shown, &now, shown.v[i++].name, false);
+			drop_ref(fs, shown, &now, shown->v[i++].name, false);
 		} else if (c > 0) {
-			drop_ref(fs, &shown, &now, now.v[j++].name, false);
+			drop_ref(fs, shown, &now, now.v[j++].name, false);
 		} else {
-			if (memcmp(shown.v[i].id, now.v[j].id, fs->rawsz))
-				drop_ref(fs, &shown, &now, now.v[j].name,
+			if (memcmp(shown->v[i].id, now.v[j].id, fs->rawsz))
+				drop_ref(fs, shown, &now, now.v[j].name,
 				    true);
 			i++, j++;
 		}
 	}
-	if (strcmp(shown.head, now.head))
+	if (strcmp(shown->head, now.head))
 		drop(fs, "", "HEAD", 4);
-	shown_free(&shown);
-	shown = now;
+	shown_free(shown);
+	*shown = now;
 }
 
 void
-reflinks_free(void)
+reflinks_free(struct odbfs *fs)
 {
-	shown_free(&shown);
+	if (fs->shown)
+		shown_free(fs->shown);
+	free(fs->shown);
+	fs->shown = NULL;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "forge.h"
 #include "node.h"
 #include "stats.h"
 
@@ -22,6 +23,8 @@ static struct slot slots[SLOTS];
 static atomic_uint used;
 static _Thread_local struct slot *mine;
 static _Thread_local unsigned mine_index;
+/* stats_enter()'s: the repository's own counters, in a mount of many. */
+static _Thread_local _Atomic uint64_t *repo_counters;
 
 static const char *const names[STAT_NR] = {
 	[STAT_LOOKUPS] = "lookups",
@@ -39,8 +42,17 @@ static const char *const names[STAT_NR] = {
 };
 
 void
+stats_enter(_Atomic uint64_t *counters)
+{
+	repo_counters = counters;
+}
+
+void
 stats_add(enum stat_id id, uint64_t n)
 {
+	if (repo_counters)
+		atomic_fetch_add_explicit(&repo_counters[id], n,
+		    memory_order_relaxed);
 	if (!mine) {
 		mine_index = atomic_fetch_add(&used, 1);
 		if (mine_index >= SLOTS)
@@ -68,11 +80,11 @@ stats_sum(uint64_t *sums)
 }
 
 char *
-stats_report(struct odb *odb, size_t *len)
+stats_report(const struct odbfs *fs, size_t *len)
 {
 	uint64_t sums[STAT_NR];
 	struct odb_stats st;
-	size_t nodes, cells;
+	size_t nodes, cells, repos, open;
 	char *text = NULL;
 	size_t cap = 0;
 	FILE *f = open_memstream(&text, &cap);
@@ -80,15 +92,26 @@ stats_report(struct odb *odb, size_t *len)
 	if (!f)
 		return NULL;
 	stats_sum(sums);
-	odb_stats(odb, &st);
+	for (int k = 0; fs->counters && k < STAT_NR; k++)
+		sums[k] = atomic_load_explicit(&fs->counters[k],
+		    memory_order_relaxed);
 	node_count(&nodes, &cells);
 	for (int k = 0; k < STAT_NR; k++)
 		fprintf(f, "%s %llu\n", names[k], (unsigned long long)sums[k]);
-	fprintf(f, "snapshots_published %llu\npacks %llu\nloose_objects %llu\n"
-	    "cache_hits %llu\ncache_misses %llu\n",
-	    (unsigned long long)st.snapshots, (unsigned long long)st.packs,
-	    (unsigned long long)st.loose, (unsigned long long)st.cache_hits,
-	    (unsigned long long)st.cache_misses);
+	if (fs->odb) {
+		odb_stats(fs->odb, &st);
+		fprintf(f, "snapshots_published %llu\npacks %llu\n"
+		    "loose_objects %llu\ncache_hits %llu\ncache_misses %llu\n",
+		    (unsigned long long)st.snapshots,
+		    (unsigned long long)st.packs, (unsigned long long)st.loose,
+		    (unsigned long long)st.cache_hits,
+		    (unsigned long long)st.cache_misses);
+	}
+	if (fs->forge && !fs->repo) {
+		forge_count(fs, &repos, &open);
+		fprintf(f, "repositories %zu\nrepositories_open %zu\n", repos,
+		    open);
+	}
 	fprintf(f, "nodes %zu\ncells %zu\n", nodes, cells);
 	if (fclose(f) != 0) {
 		free(text);

@@ -10,9 +10,10 @@
 #define ODBFS_STATS_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
-#include "odbstore/odb.h"
+#include "odbfs.h"
 
 enum stat_id {
 	STAT_LOOKUPS,		/* every lookup */
@@ -32,13 +33,23 @@ enum stat_id {
 
 void stats_add(enum stat_id id, uint64_t n);
 
+/*
+ * Count from now on, on the calling thread, into counters (STAT_NR of
+ * them) too: a repository's own, in a mount of many (forge.c); NULL for
+ * none but the mount's.
+ */
+void stats_enter(_Atomic uint64_t *counters);
+
 /* The sums over every thread, into sums[STAT_NR]. */
 void stats_sum(uint64_t *sums);
 
 /*
- * .odbfs/stats: one "name value" line per counter, per store figure and
- * per node table figure, malloc'd, *len bytes; NULL when out of memory.
+ * .odbfs/stats of fs: one "name value" line per counter (fs's own
+ * repository's in a mount of many, else the mount's), per store figure
+ * (when fs has a store), per repository count (a mount of many's own)
+ * and per node table figure (the mount's), malloc'd, *len bytes; NULL
+ * when out of memory.
  */
-char *stats_report(struct odb *odb, size_t *len);
+char *stats_report(const struct odbfs *fs, size_t *len);
 
 #endif

@@ -96,6 +96,27 @@ link_key(unsigned char *key, char tag, const char *path, const char *target)
 }
 
 bool
+view_names_under(const void *v, size_t n,
+    const char *(*name_at)(const void *v, size_t i), const char *dir)
+{
+	size_t lo = 0, hi = n, len = strlen(dir);
+
+	/* The first name not below dir + '/', then whether it starts so. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *name = name_at(v, mid);
+		int c = strncmp(name, dir, len);
+
+		if (c < 0 || (c == 0 && name[len] < '/'))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !strncmp(name_at(v, lo), dir, len) &&
+	    name_at(v, lo)[len] == '/';
+}
+
+bool
 child_path(const struct node *dir, const char *name, char *buf, size_t size)
 {
 	int len = dir->path[0] ? snprintf(buf, size, "%s/%s", dir->path, name) :
@@ -228,6 +249,7 @@ static const struct view_kind *const kinds[] = {
 	[NODE_TREE] = &view_tree_kind,
 	[NODE_GITLINK] = &view_gitlink_kind,
 	[NODE_META] = &view_meta_kind,
+	[NODE_GROUP] = &view_group_kind,
 };
 
 const struct view_kind *

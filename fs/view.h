@@ -33,7 +33,8 @@ int view_lookup(struct odbfs *fs, struct node *dir, const char *name,
 double view_negative_timeout(const struct odbfs *fs, const struct node *dir);
 
 /*
- * Where HEAD points (its "ref: " target, or commits/<id> when detached),
+ * Where HEAD points (its "ref: " target, or when detached commits/<id>, or
+ * tags/<id> etc. as a ref to that id links),
  * or -ENOENT if it is neither.
  */
 int view_head_target(struct odbfs *fs, char *target, size_t size);
@@ -71,6 +72,14 @@ fuse_ino_t dirlist_known(const struct dirlist *l, size_t i);
 const unsigned char *dirlist_id(const struct dirlist *l, size_t i);
 
 void dirlist_free(struct dirlist *l);
+
+/*
+ * Whether a name of a sorted list (n of them, the i-th name_at(v, i))
+ * lies under dir: begins dir and '/'. The refs a refs directory holds, the
+ * repositories a group of a forge does.
+ */
+bool view_names_under(const void *v, size_t n,
+    const char *(*name_at)(const void *v, size_t i), const char *dir);
 
 /* Keys of the directories whose cached entries the watcher drops. */
 size_t view_dir_key(unsigned char *key, const char *path);

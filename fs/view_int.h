@@ -103,6 +103,7 @@ extern const struct view_kind view_tags_kind;		/* view_tag.c */
 extern const struct view_kind view_tag_kind;
 extern const struct view_kind view_refs_kind;		/* view_refs.c */
 extern const struct view_kind view_meta_kind;		/* view_meta.c */
+extern const struct view_kind view_group_kind;		/* forge.c */
 
 /* The description of directories of kind, NULL if kind is no directory. */
 const struct view_kind *view_kind_of(enum node_kind kind);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "forge.h"
 #include "stats.h"
 #include "view_int.h"
 
@@ -62,6 +63,7 @@ meta_file(const unsigned char *key, size_t klen, const char *value,
 	return intern(n, out);
 }
 
+/* A mount of many: the root; else the repository's git directory. */
 static int
 repository_make(struct odbfs *fs, struct node *dir,
     const struct view_fixed *f, const unsigned char *key, size_t klen,
@@ -69,7 +71,16 @@ repository_make(struct odbfs *fs, struct node *dir,
 {
 	(void)dir;
 	(void)f;
-	return meta_file(key, klen, odb_gitdir(fs->odb), out);
+	return meta_file(key, klen, fs->odb ? odb_gitdir(fs->odb) :
+	    forge_root(fs), out);
+}
+
+/* A mount of many has no format of its own: each repository says its. */
+static size_t
+format_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	return fs->odb ? key_path(fs, dir, name, key) : 0;
 }
 
 static int
@@ -100,7 +111,7 @@ stats_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 	if (!(n = stamped_node(f->kind, stamped, klen,
 	    atomic_fetch_add(&generation, 1))))
 		return -ENOMEM;
-	if (!(n->data = stats_report(fs->odb, &n->size))) {
+	if (!(n->data = stats_report(fs, &n->size))) {
 		node_free(n);
 		return -ENOMEM;
 	}
@@ -112,7 +123,7 @@ stats_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 static const struct view_fixed meta_fixed[] = {
 	{ "stats", S_IFREG, NODE_STATS, key_path, stats_make },
 	{ "repository", S_IFREG, NODE_DATA, key_path, repository_make },
-	{ "format", S_IFREG, NODE_DATA, key_path, format_make },
+	{ "format", S_IFREG, NODE_DATA, format_key, format_make },
 };
 
 const struct view_kind view_meta_kind = {

@@ -72,8 +72,19 @@ abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
 	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
 	struct node *n;
 
-	if (odb_find_prefix(fs->odb, name, strlen(name), want == OBJ_NONE ?
-	    0 : ODB_TYPE(want), id) < 0)
+	unsigned types = want == OBJ_NONE ? 0 : ODB_TYPE(want);
+	struct objinfo info;
+
+	/*
+	 * In commits/ a tag is a rival, as git reads a committish (and so
+	 * does <prefix>~N there): the prefix names a commit only if no other
+	 * commit or tag shares it.
+	 */
+	if (want == OBJ_COMMIT)
+		types |= ODB_TYPE(OBJ_TAG);
+	if (odb_find_prefix(fs->odb, name, strlen(name), types, id) < 0 ||
+	    (want == OBJ_COMMIT && (odb_info(fs->odb, id, &info) < 0 ||
+	    info.type != OBJ_COMMIT)))
 		return -ENOENT;
 	oid_to_hex(hex, id, fs->rawsz);
 	child_path(dir, name, path, sizeof(path));

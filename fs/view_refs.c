@@ -78,19 +78,26 @@ int
 view_head_target(struct odbfs *fs, char *target, size_t size)
 {
 	const struct refs *refs = odb_refs_get(fs->odb);
-	const unsigned char *id = refs_head_id(refs);
-	char hex[OID_HEXSZ_MAX + 1];
+	const unsigned char *head = refs_head_id(refs);
+	unsigned char id[OID_RAWSZ_MAX];
+	bool detached = false;
 	int ret = 0;
 
 	if (refs_head_target(refs)) {
 		snprintf(target, size, "%s", refs_head_target(refs));
-	} else if (id) {
-		oid_to_hex(hex, id, fs->rawsz);
-		snprintf(target, size, "commits/%s", hex);
+	} else if (head) {
+		memcpy(id, head, fs->rawsz);
+		detached = true;
 	} else {
 		ret = -ENOENT;
 	}
 	odb_refs_put(fs->odb);
+	/*
+	 * Detached: linked by type as a ref is, out of the refs' read
+	 * section (a tag's id, which git allows, goes to tags/).
+	 */
+	if (detached)
+		ref_target(fs, "HEAD", id, target, size);
 	return ret;
 }
 
@@ -164,8 +171,11 @@ head_ancestor(struct odbfs *fs, struct node *dir, const char *name,
 	if (!suffix || suffix - name != 4 || strncmp(name, "HEAD", 4) ||
 	    view_head_target(fs, target, sizeof(target)) < 0)
 		return -ENOENT;
-	if (!strncmp(target, "commits/", 8)) {
-		if (!oid_parse_hex(id, target + 8, fs->rawsz))
+	/* Detached: commits/<id>, or tags/<id> (and so on) for a tag. */
+	if (strncmp(target, "refs/", 5)) {
+		const char *slash = strchr(target, '/');
+
+		if (!slash || !oid_parse_hex(id, slash + 1, fs->rawsz))
 			return -ENOENT;
 	} else if (!ref_id(fs, target, id)) {
 		return -ENOENT;

@@ -3,7 +3,8 @@
  * tags/<id>/, its header's fields as files and links, as git keeps a tag:
  *
  *   object  -> what it tags: ../../commits/<id>, ../../trees/<id>,
- *              ../<id> (a tag of a tag) or ../../objects/<id> (a blob)
+ *              ../<id> (a tag of a tag) or ../../objects/<id> (a blob),
+ *              by the type the object has (the type line may lie)
  *   tree    -> ../../trees/<id>, the tree it peels to (git's v1.0^{tree})
  *              when it peels to a commit or a tree
  *   type    the type line's value     tag, tagger: their lines' values
@@ -32,7 +33,7 @@ peel_failure(struct odbfs *fs, const unsigned char *id, int ret)
 		return odb_has(fs->odb, id) ? "a tag names a missing object" :
 		    "the object is missing";
 	case -EFSCORRUPTED:
-		return "a tag without an object and a type line";
+		return "a tag on the way is damaged";
 	default:
 		return strerror(-ret);
 	}
@@ -70,6 +71,7 @@ tag_dir(struct odbfs *fs, struct node *tags, const unsigned char *id,
     struct node **out)
 {
 	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
+	struct objinfo info;
 	struct node *n;
 	int ret;
 
@@ -87,6 +89,9 @@ tag_dir(struct odbfs *fs, struct node *tags, const unsigned char *id,
 		return ret;
 	}
 	n->ext->tag_has_tree = peeled_tree(fs, id, n->ext->tag_tree);
+	/* What it names, as it is: its type line may say otherwise. */
+	n->ext->tag_object_type = odb_info(fs->odb, n->ext->tag.object,
+	    &info) == 0 ? (uint8_t)info.type : (uint8_t)n->ext->tag.type;
 	/* An old tag without a tagger line has no time of its own. */
 	if (n->ext->tag.tagger)
 		n->time = n->ext->tag.time;
@@ -153,13 +158,14 @@ object_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 {
 	const struct tag *t = &dir->ext->tag;
 	const char *where = "../../objects/";
+	uint8_t type = dir->ext->tag_object_type;
 
 	(void)f;
-	if (t->type == OBJ_COMMIT)
+	if (type == OBJ_COMMIT)
 		where = "../../commits/";
-	else if (t->type == OBJ_TREE)
+	else if (type == OBJ_TREE)
 		where = "../../trees/";
-	else if (t->type == OBJ_TAG)
+	else if (type == OBJ_TAG)
 		where = "../";
 	return member_link(fs, dir, where, t->object, key, klen, out);
 }

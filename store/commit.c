@@ -20,22 +20,37 @@
 #define HEADER_STEP ((size_t)8 << 10)
 
 /* If the line at *p is "name SP value", point at the value; advance *p. */
+/*
+ * The header line name at *p, if it is one: its value in val and len, and
+ * *p past it. last_ok: end is where the object ends, and a last line may
+ * lack its newline there, as git reads it; else end may cut a line short.
+ */
 static bool
-header(const char **p, const char *end, const char *name, const char **val,
-    size_t *len)
+header_at(const char **p, const char *end, const char *name,
+    const char **val, size_t *len, bool last_ok)
 {
 	size_t n = strlen(name);
 	const char *lf;
 
 	if ((size_t)(end - *p) <= n || memcmp(*p, name, n) || (*p)[n] != ' ')
 		return false;
-	lf = memchr(*p + n + 1, '\n', (size_t)(end - *p - n - 1));
-	if (!lf)
-		return false;
+	if (!(lf = memchr(*p + n + 1, '\n', (size_t)(end - *p - n - 1)))) {
+		if (!last_ok)
+			return false;
+		lf = end;
+	}
 	*val = *p + n + 1;
 	*len = (size_t)(lf - *val);
-	*p = lf + 1;
+	*p = lf < end ? lf + 1 : end;
 	return true;
+}
+
+/* Within a header whose end is a line's or the object's end. */
+static bool
+header(const char **p, const char *end, const char *name, const char **val,
+    size_t *len)
+{
+	return header_at(p, end, name, val, len, true);
 }
 
 static bool
@@ -45,10 +60,16 @@ hex_value(const char *val, size_t len, size_t rawsz, unsigned char *raw)
 
 	if (len != 2 * rawsz)
 		return false;
-	memcpy(hex, val, len);
+	/* git's get_oid_hex() takes either case; ids are named in lower. */
+	for (size_t i = 0; i < len; i++)
+		hex[i] = val[i] >= 'A' && val[i] <= 'F' ? (char)(val[i] + 32) :
+		    val[i];
 	hex[len] = '\0';
 	return oid_parse_hex(raw, hex, rawsz);
 }
+
+/* The last second gmtime(3) can give a year of: 2147485547-12-31. */
+#define IDENT_TIME_MAX INT64_C(67768036191676799)
 
 /* The seconds in "Name <email> SECONDS TZ", or 0. */
 static int64_t
@@ -69,7 +90,8 @@ ident_time(const char *val, size_t len)
 			return 0;
 		t = t * 10 + (*p - '0');
 	}
-	return t;
+	/* Past what gmtime(3) can say (year 2^31), git shows 1970: so 0. */
+	return t > IDENT_TIME_MAX ? 0 : t;
 }
 
 int
@@ -181,7 +203,7 @@ commit_parse(struct commit *c, const char *what, const unsigned char *buf,
 	end = start + c->header_len;
 	if (!header(&p, end, "tree", &val, &vlen) ||
 	    !hex_value(val, vlen, rawsz, c->tree)) {
-		ret = log_corrupt("%s: no valid tree line", what);
+		ret = log_corrupt("%s: no valid tree line at offset 0", what);
 		goto fail;
 	}
 	while (at = (size_t)(p - start), header(&p, end, "parent", &val,
@@ -249,9 +271,10 @@ tag_target(const unsigned char *buf, size_t len, size_t rawsz,
 	const char *p = (const char *)buf, *end = p + len, *val;
 	size_t vlen;
 
-	if (!header(&p, end, "object", &val, &vlen) ||
+	/* The first bytes of a tag: a line may be cut short at len. */
+	if (!header_at(&p, end, "object", &val, &vlen, false) ||
 	    !hex_value(val, vlen, rawsz, target) ||
-	    !header(&p, end, "type", &val, &vlen) ||
+	    !header_at(&p, end, "type", &val, &vlen, false) ||
 	    (*type = object_type_parse(val, vlen)) == OBJ_NONE)
 		return -EFSCORRUPTED;
 	return 0;
@@ -261,7 +284,7 @@ int
 tag_parse(struct tag *t, const char *what, const unsigned char *buf,
     size_t len, uint64_t size, size_t rawsz)
 {
-	const char *p = (const char *)buf, *end, *val;
+	const char *p = (const char *)buf, *end, *val, *line;
 	size_t vlen;
 	int ret;
 
@@ -272,11 +295,13 @@ tag_parse(struct tag *t, const char *what, const unsigned char *buf,
 	end = p + t->header_len;
 	if (!header(&p, end, "object", &val, &vlen) ||
 	    !hex_value(val, vlen, rawsz, t->object))
-		return log_corrupt("%s: no valid object line", what);
+		return log_corrupt("%s: no valid object line at offset 0",
+		    what);
+	line = p;
 	if (!header(&p, end, "type", &val, &vlen) ||
 	    (t->type = object_type_parse(val, vlen)) == OBJ_NONE)
 		return log_corrupt("%s: no valid type line at offset %zu",
-		    what, (size_t)(p - (const char *)buf));
+		    what, (size_t)(line - (const char *)buf));
 	/* The other headers, up to the blank line; the last of each wins. */
 	while (ret == 0 && p < end) {
 		const char *lf = memchr(p, '\n', (size_t)(end - p));

@@ -567,3 +567,9 @@ forge_free(struct forge *f)
 	free(f->root);
 	free(f);
 }
+
+const char *
+forge_dir_path(const struct forge *f, size_t i)
+{
+	return f->dirs[i].rel;
+}

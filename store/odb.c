@@ -524,8 +524,10 @@ odb_read(struct odb *odb, const unsigned char *raw, struct objinfo *info,
 	return with_object(odb, raw, read_at, &a);
 }
 
-/* Tags of tags are rare; git itself stops peeling at this depth. */
-/* git peels any depth; a chain this long is no one's history. */
+/*
+ * Tags peeled at most: git peels any depth, but a chain this long is no
+ * one's history.
+ */
 #define PEEL_MAX_DEPTH 256
 
 int
@@ -539,13 +541,30 @@ odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,
 	ssize_t len;
 	int ret;
 
+	unsigned char tag[OID_RAWSZ_MAX];
+	enum obj_type says = OBJ_NONE;
+
 	memcpy(peeled, raw, rawsz);
-	for (int depth = 0; depth < PEEL_MAX_DEPTH; depth++) {
+	/* PEEL_MAX_DEPTH tags, then what the last one names. */
+	for (int depth = 0; depth <= PEEL_MAX_DEPTH; depth++) {
 		if ((ret = odb_info(odb, peeled, &info)) < 0)
 			return ret;
+		/* As git's peel: a tag's type line must say what it names. */
+		if (says != OBJ_NONE && info.type != says) {
+			char hex[OID_HEXSZ_MAX + 1], named[OID_HEXSZ_MAX + 1];
+
+			oid_to_hex(hex, tag, rawsz);
+			oid_to_hex(named, peeled, rawsz);
+			return log_corrupt("tag %s: says %s is a %s, but it is "
+			    "a %s", hex, named, object_type_name(says),
+			    object_type_name(info.type));
+		}
 		*type = info.type;
 		if (info.type != OBJ_TAG)
 			return 0;
+		if (depth == PEEL_MAX_DEPTH)
+			break;
+		memcpy(tag, peeled, rawsz);
 		/* Its first lines only: a tag's message may be any size. */
 		if ((ret = odb_reader_open(odb, peeled, &r)) < 0)
 			return ret;
@@ -554,23 +573,48 @@ odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,
 		if (len < 0)
 			return (int)len;
 		if ((ret = tag_target(head, (size_t)len, rawsz, peeled,
-		    type)) < 0)
+		    &says)) < 0)
 			return ret;
 	}
 	return -ELOOP;
 }
 
-/* Candidates a typed prefix look-up weighs at most; more: ambiguous. */
+/*
+ * Candidates a typed prefix look-up weighs: first on the stack, then at
+ * most the second (four digits shared by as many objects: a repository
+ * of four billion); more is ambiguous.
+ */
 #define PREFIX_CANDIDATES 64
+#define PREFIX_CANDIDATES_MAX ((size_t)1 << 16)
+
+/* The ids beginning with prefix, max at most, as snapshot_find_prefix(). */
+static size_t
+find_prefix(struct odb *odb, const unsigned char *prefix, size_t len,
+    unsigned char *ids, size_t max)
+{
+	size_t n;
+
+	for (int tries = 0;; tries++) {
+		struct snapshot *s = snap_enter(odb);
+		bool suspect;
+
+		n = snapshot_find_prefix(s, prefix, len, ids, max);
+		suspect = n == 0 && s->vanished;
+		snap_exit();
+		if (!suspect || tries == ODB_RECHECKS || recheck(odb) < 0)
+			return n;
+	}
+}
 
 int
 odb_find_prefix(struct odb *odb, const char *hex, size_t len, unsigned types,
     unsigned char *raw)
 {
 	unsigned char prefix[OID_RAWSZ_MAX] = { 0 };
-	unsigned char ids[PREFIX_CANDIDATES * OID_RAWSZ_MAX];
+	unsigned char some[PREFIX_CANDIDATES * OID_RAWSZ_MAX], *ids = some;
 	size_t rawsz = odb->repo->rawsz, max = types ? PREFIX_CANDIDATES : 1;
 	size_t n, kept = 0;
+	int ret = 0;
 
 	if (len < 4 || len > 2 * rawsz)
 		return -ENOENT;
@@ -581,30 +625,29 @@ odb_find_prefix(struct odb *odb, const char *hex, size_t len, unsigned types,
 			return -ENOENT;
 		prefix[i / 2] |= (unsigned char)(i % 2 ? v : v << 4);
 	}
-	for (int tries = 0;; tries++) {
-		struct snapshot *s = snap_enter(odb);
-		bool suspect;
-
-		n = snapshot_find_prefix(s, prefix, len, ids, max);
-		suspect = n == 0 && s->vanished;
-		snap_exit();
-		if (!suspect || tries == ODB_RECHECKS || recheck(odb) < 0)
-			break;
+	if ((n = find_prefix(odb, prefix, len, ids, max)) > max && types) {
+		max = PREFIX_CANDIDATES_MAX;
+		if (!(ids = malloc(max * rawsz)))
+			return -ENOMEM;
+		n = find_prefix(odb, prefix, len, ids, max);
 	}
 	if (n > max)
-		return -ENOTUNIQ;
+		ret = -ENOTUNIQ;
 	/* Of the candidates, those of the types asked for (git's hints). */
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; ret == 0 && i < n; i++) {
 		struct objinfo info;
 
 		if (types && (odb_info(odb, ids + i * rawsz, &info) < 0 ||
 		    !(types & ODB_TYPE(info.type))))
 			continue;
 		if (kept++)
-			return -ENOTUNIQ;
-		memcpy(raw, ids + i * rawsz, rawsz);
+			ret = -ENOTUNIQ;
+		else
+			memcpy(raw, ids + i * rawsz, rawsz);
 	}
-	return kept ? 0 : -ENOENT;
+	if (ids != some)
+		free(ids);
+	return ret < 0 ? ret : kept ? 0 : -ENOENT;
 }
 
 const struct refs *

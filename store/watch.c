@@ -45,8 +45,134 @@ struct wentry {
 	unsigned byte;		/* W_FANOUT: first byte of its ids */
 };
 
+/*
+ * Watch descriptors to what they stand for. The kernel hands them out
+ * ever higher over an instance's life (a hub's: every repository opened
+ * since the mount), so they key an open-addressing table, not index an
+ * array; deleting shifts the run back, so a table holds only what is
+ * watched now.
+ */
+struct wdmap {
+	int *keys;		/* -1: empty */
+	unsigned char *vals;	/* cap of size bytes each */
+	size_t size, cap, n;	/* cap: a power of two, or 0 */
+};
+
+static size_t
+wd_slot(const struct wdmap *m, int wd)
+{
+	return ((size_t)(unsigned)wd * 0x9e3779b1u) & (m->cap - 1);
+}
+
+static void *
+wd_find(const struct wdmap *m, int wd)
+{
+	for (size_t i = m->cap ? wd_slot(m, wd) : 0; m->cap && m->keys[i] >= 0;
+	    i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == wd)
+			return m->vals + i * m->size;
+	return NULL;
+}
+
+/* The value of wd, zeroed if new; NULL when out of memory. */
+static void *
+wd_put(struct wdmap *m, int wd)
+{
+	void *v = wd_find(m, wd);
+	size_t i;
+
+	if (v)
+		return v;
+	if (2 * (m->n + 1) > m->cap) {
+		struct wdmap g = { .size = m->size, .cap = m->cap ? 2 * m->cap :
+		    64 };
+
+		if (!(g.keys = malloc(g.cap * sizeof(*g.keys))) ||
+		    !(g.vals = calloc(g.cap, g.size))) {
+			free(g.keys);
+			return NULL;
+		}
+		memset(g.keys, 0xff, g.cap * sizeof(*g.keys));
+		for (i = 0; i < m->cap; i++)
+			if (m->keys[i] >= 0)
+				memcpy(wd_put(&g, m->keys[i]), m->vals +
+				    i * m->size, m->size);
+		free(m->keys);
+		free(m->vals);
+		*m = g;
+	}
+	for (i = wd_slot(m, wd); m->keys[i] >= 0; i = (i + 1) & (m->cap - 1))
+		;
+	m->keys[i] = wd;
+	m->n++;
+	return memset(m->vals + i * m->size, 0, m->size);
+}
+
+static void
+wd_del(struct wdmap *m, int wd)
+{
+	size_t i, j, k;
+
+	if (!m->cap)
+		return;
+	for (i = wd_slot(m, wd); m->keys[i] != wd; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] < 0)
+			return;
+	/* Shift back what follows in the run, if its home allows. */
+	for (j = i;;) {
+		m->keys[i] = -1;
+		do {
+			j = (j + 1) & (m->cap - 1);
+			if (m->keys[j] < 0) {
+				m->n--;
+				return;
+			}
+			k = wd_slot(m, m->keys[j]);
+		} while (i <= j ? (i < k && k <= j) : (i < k || k <= j));
+		m->keys[i] = m->keys[j];
+		memcpy(m->vals + i * m->size, m->vals + j * m->size, m->size);
+		i = j;
+	}
+}
+
+static void
+wd_free(struct wdmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/*
+ * Many watches on one inotify instance and one thread (watch_hub_new()):
+ * a mount of many repositories would otherwise take an instance each,
+ * of the 128 a user has on Debian. A descriptor's owners are the watches
+ * that asked for its directory (forks share their parent's objects).
+ */
+struct owners {
+	struct watch **v;
+	size_t n;
+};
+
+struct watch_hub {
+	int ifd;
+	int stopfd;
+	int kickfd;			/* watch_kick(): publish without events */
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock;		/* the tables, and each watch's wds */
+	pthread_cond_t idle;		/* a watch's publication ended */
+	struct wdmap by_wd;		/* struct owners; protected by lock */
+	struct watch **all;		/* protected by lock */
+	size_t nall;
+};
+
 struct watch {
 	struct odb *odb;
+	struct watch_hub *hub;		/* NULL: a thread of its own */
+	bool dirty;			/* hub: events since it last published */
+	bool in_event;			/* hub: on_event() runs, the lock held */
+	unsigned busy;			/* hub: publications under way */
 	unsigned poll_seconds;
 	watch_fn *published;
 	void *ctx;
@@ -55,8 +181,7 @@ struct watch {
 
 	/* Used by the watcher thread only. */
 	int ifd;
-	struct wentry *wds;	/* indexed by watch descriptor */
-	size_t nwds;
+	struct wdmap wds;	/* struct wentry, by watch descriptor */
 	char **dirs;
 	size_t ndirs;
 	size_t rawsz;
@@ -68,6 +193,13 @@ struct watch {
 	const struct repo *repo;
 	uint64_t signature;	/* poll mode */
 };
+
+/* The i-th slot's entry of w's table (its key is w->wds.keys[i]). */
+static struct wentry *
+wentry_at(struct watch *w, size_t i)
+{
+	return (struct wentry *)(void *)w->wds.vals + i;
+}
 
 #define FANOUT_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | \
 	IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
@@ -92,26 +224,76 @@ free_dirs(struct watch *w)
 	w->ndirs = 0;
 }
 
+/* Make w an owner of wd on its hub (with the hub's lock held). */
+static int
+own_locked(struct watch_hub *h, int wd, struct watch *w)
+{
+	struct owners *o;
+	struct watch **grown;
+
+	if (!(o = wd_put(&h->by_wd, wd)))
+		return -ENOMEM;
+	for (size_t i = 0; i < o->n; i++)
+		if (o->v[i] == w)
+			return 0;
+	if (!(grown = realloc(o->v, (o->n + 1) * sizeof(*grown))))
+		return -ENOMEM;
+	o->v = grown;
+	o->v[o->n++] = w;
+	return 0;
+}
+
+/* w no longer wants wd: the watch goes with its last owner. */
+static void
+disown_locked(struct watch_hub *h, int wd, struct watch *w)
+{
+	struct owners *o = wd_find(&h->by_wd, wd);
+
+	for (size_t i = 0; o && i < o->n; i++)
+		if (o->v[i] == w) {
+			o->v[i] = o->v[--o->n];
+			if (!o->n) {
+				inotify_rm_watch(h->ifd, wd);
+				free(o->v);
+				wd_del(&h->by_wd, wd);
+			}
+			return;
+		}
+}
+
+static int
+add_watch_locked(struct watch *w, const char *path, uint32_t mask,
+    enum wkind kind, unsigned dir, unsigned byte)
+{
+	/* On a hub another watch may have the directory: add to its mask. */
+	int wd = inotify_add_watch(w->ifd, path, mask | (w->hub ?
+	    IN_MASK_ADD : 0)), ret;
+	struct wentry *e;
+
+	if (wd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if (!(e = wd_put(&w->wds, wd)))
+		return -ENOMEM;
+	if (w->hub && (ret = own_locked(w->hub, wd, w)) < 0)
+		return ret;
+	*e = (struct wentry){ kind, dir, byte };
+	return 0;
+}
+
 static int
 add_watch(struct watch *w, const char *path, uint32_t mask, enum wkind kind,
     unsigned dir, unsigned byte)
 {
-	int wd = inotify_add_watch(w->ifd, path, mask);
+	/* on_event() adds a new fan-out directory with the lock held. */
+	bool lock = w->hub && !w->in_event;
+	int ret;
 
-	if (wd < 0)
-		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-	if ((size_t)wd >= w->nwds) {
-		size_t n = (size_t)wd * 2 + 64;
-		struct wentry *grown = realloc(w->wds, n * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		memset(grown + w->nwds, 0, (n - w->nwds) * sizeof(*grown));
-		w->wds = grown;
-		w->nwds = n;
-	}
-	w->wds[wd] = (struct wentry){ kind, dir, byte };
-	return 0;
+	if (lock)
+		pthread_mutex_lock(&w->hub->lock);
+	ret = add_watch_locked(w, path, mask, kind, dir, byte);
+	if (lock)
+		pthread_mutex_unlock(&w->hub->lock);
+	return ret;
 }
 
 static int
@@ -239,9 +421,13 @@ setup(struct watch *w)
 	if (w->ifd < 0 && (w->ifd = inotify_init1(IN_NONBLOCK |
 	    IN_CLOEXEC)) < 0)
 		return -errno;
-	for (size_t i = 0; i < w->nwds; i++)
-		if (w->wds[i].kind != W_NONE)
-			w->wds[i].kind = W_STALE;
+	if (w->hub)
+		pthread_mutex_lock(&w->hub->lock);
+	for (size_t i = 0; i < w->wds.cap; i++)
+		if (w->wds.keys[i] >= 0 && wentry_at(w, i)->kind != W_NONE)
+			wentry_at(w, i)->kind = W_STALE;
+	if (w->hub)
+		pthread_mutex_unlock(&w->hub->lock);
 	free_dirs(w);
 	if ((ret = odb_objdirs(w->odb, &w->dirs, &w->ndirs)) < 0)
 		return ret;
@@ -272,11 +458,18 @@ setup(struct watch *w)
 	if ((ret = watch_reftable(w)) < 0)
 		return ret;
 	w->refs = true;
-	for (size_t i = 0; i < w->nwds; i++)
-		if (w->wds[i].kind == W_STALE) {
-			inotify_rm_watch(w->ifd, (int)i);
-			w->wds[i].kind = W_NONE;
+	if (w->hub)
+		pthread_mutex_lock(&w->hub->lock);
+	for (size_t i = 0; i < w->wds.cap; i++)
+		if (w->wds.keys[i] >= 0 && wentry_at(w, i)->kind == W_STALE) {
+			if (w->hub)
+				disown_locked(w->hub, w->wds.keys[i], w);
+			else
+				inotify_rm_watch(w->ifd, w->wds.keys[i]);
+			wentry_at(w, i)->kind = W_NONE;
 		}
+	if (w->hub)
+		pthread_mutex_unlock(&w->hub->lock);
 	return 0;
 }
 
@@ -292,7 +485,7 @@ is_pack_file(const char *name)
 static void
 on_event(struct watch *w, const struct inotify_event *ev)
 {
-	const struct wentry *e;
+	struct wentry *e;
 	int hi, lo;
 
 	if (ev->mask & IN_Q_OVERFLOW) {
@@ -300,15 +493,14 @@ on_event(struct watch *w, const struct inotify_event *ev)
 		w->graph = true;
 		return;
 	}
-	if (ev->wd < 0 || (size_t)ev->wd >= w->nwds)
+	if (ev->wd < 0 || !(e = wd_find(&w->wds, ev->wd)))
 		return;
-	e = &w->wds[ev->wd];
 	if (ev->mask & IN_IGNORED) {
 		/* The directory went away (git prune removes empty ones). */
 		if (e->kind == W_PACKDIR || e->kind == W_OBJDIR)
 			w->change.full = true;
 		w->graph |= e->kind == W_GRAPHS;
-		w->wds[ev->wd].kind = W_NONE;
+		e->kind = W_NONE;
 		return;
 	}
 	if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
@@ -579,9 +771,36 @@ run(void *arg)
 	return NULL;
 }
 
-int
-watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
-    void *ctx, struct watch **out)
+/* Signals are the main thread's: see start(). */
+static int
+spawn(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int ret;
+
+	/*
+	 * Signals are the main thread's business (libfuse ends the session
+	 * there): a SIGTERM taken by a watcher would only interrupt its
+	 * poll(). So it starts with all of them blocked, as libfuse's own
+	 * workers do; all but the ones a fault raises, which the kernel
+	 * delivers to the faulting thread, killing the process if that
+	 * thread blocks them: a SIGBUS from a file that shrank is the
+	 * store's to handle (map.h).
+	 */
+	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = -pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+static int
+start(struct odb *odb, struct watch_hub *hub, unsigned poll_seconds,
+    watch_fn *published, void *ctx, struct watch **out)
 {
 	struct watch *w;
 	int ret;
@@ -590,15 +809,33 @@ watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
 	if (!(w = calloc(1, sizeof(*w))))
 		return -ENOMEM;
 	w->odb = odb;
+	w->hub = hub;
+	w->wds.size = sizeof(struct wentry);
 	w->poll_seconds = poll_seconds;
 	w->published = published;
 	w->ctx = ctx;
 	w->rawsz = odb_repo(odb)->rawsz;
 	w->repo = odb_repo(odb);
-	w->ifd = -1;
-	if ((w->stopfd = eventfd(0, EFD_CLOEXEC)) < 0) {
+	w->ifd = hub ? hub->ifd : -1;
+	w->stopfd = -1;
+	if (!hub && (w->stopfd = eventfd(0, EFD_CLOEXEC)) < 0) {
 		free(w);
 		return -errno;
+	}
+	if (hub) {
+		struct watch **grown;
+
+		pthread_mutex_lock(&hub->lock);
+		if ((grown = realloc(hub->all, (hub->nall + 1) *
+		    sizeof(*grown)))) {
+			hub->all = grown;
+			hub->all[hub->nall++] = w;
+		}
+		pthread_mutex_unlock(&hub->lock);
+		if (!grown) {
+			free(w);
+			return -ENOMEM;
+		}
 	}
 	ret = poll_seconds ? odb_objdirs(odb, &w->dirs, &w->ndirs) : setup(w);
 	/*
@@ -607,38 +844,191 @@ watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
 	 */
 	if (ret == 0 && poll_seconds)
 		w->signature = signature(w);
+	if (hub)
+		pthread_mutex_lock(&hub->lock);
+	w->refs = false;
+	if (hub)
+		pthread_mutex_unlock(&hub->lock);
 	if (ret == 0)
 		ret = odb_refresh(odb);
 	if (ret == 0)
 		ret = odb_refs_reload(odb);
-	w->refs = false;
-	if (ret == 0) {
-		sigset_t all, old;
-
-		/*
-		 * Signals are the main thread's business (libfuse ends the
-		 * session there): a SIGTERM taken by the watcher would only
-		 * interrupt its poll(). So it starts with all of them blocked,
-		 * as libfuse's own workers do; all but the ones a fault
-		 * raises, which the kernel delivers to the faulting thread,
-		 * killing the process if that thread blocks them: a SIGBUS
-		 * from a file that shrank is the store's to handle (map.h).
-		 */
-		sigfillset(&all);
-		sigdelset(&all, SIGBUS);
-		sigdelset(&all, SIGSEGV);
-		sigdelset(&all, SIGFPE);
-		sigdelset(&all, SIGILL);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-		ret = -pthread_create(&w->thread, NULL, run, w);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
+	if (ret == 0 && !hub)
+		ret = spawn(&w->thread, run, w);
 	if (ret == 0) {
 		*out = w;
 		return 0;
 	}
 	watch_stop(w);
 	return ret;
+}
+
+int
+watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
+    void *ctx, struct watch **out)
+{
+	return start(odb, NULL, poll_seconds, published, ctx, out);
+}
+
+int
+watch_start_on(struct watch_hub *hub, struct odb *odb, watch_fn *published,
+    void *ctx, struct watch **out)
+{
+	return start(odb, hub, 0, published, ctx, out);
+}
+
+/*
+ * The hub's thread: each batch of events goes to the watches that own
+ * their descriptors (on_event() with the lock held, as watch_start_on()
+ * and setup() change the tables); then each watch that got any publishes,
+ * without the lock (a publication calls the daemon back, which may wait
+ * for lookups, which may be opening a repository), marked busy so that
+ * watch_stop() waits for it.
+ */
+/* An event for w, on the hub's thread with its lock held. */
+static void
+hub_event(struct watch *w, const struct inotify_event *ev)
+{
+	w->in_event = true;
+	on_event(w, ev);
+	w->in_event = false;
+	w->dirty = true;
+}
+
+static void *
+hub_run(void *arg)
+{
+	struct watch_hub *h = arg;
+	char buf[64 * 1024] __attribute__((aligned(8)));
+
+	for (;;) {
+		struct pollfd pfd[3] = {
+			{ .fd = h->ifd, .events = POLLIN },
+			{ .fd = h->stopfd, .events = POLLIN },
+			{ .fd = h->kickfd, .events = POLLIN },
+		};
+		struct watch **dirty = NULL;
+		struct owners *o;
+		size_t ndirty = 0;
+		uint64_t kicks;
+		ssize_t n;
+
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+		if (pfd[2].revents && read(h->kickfd, &kicks, sizeof(kicks)) <
+		    0)
+			continue;
+		pthread_mutex_lock(&h->lock);
+		while ((n = read(h->ifd, buf, sizeof(buf))) > 0)
+			for (char *p = buf; p < buf + n;) {
+				struct inotify_event *ev = (void *)p;
+
+				p += sizeof(*ev) + ev->len;
+				if (ev->mask & IN_Q_OVERFLOW) {
+					for (size_t i = 0; i < h->nall; i++)
+						hub_event(h->all[i], ev);
+					continue;
+				}
+				if (ev->wd < 0 || !(o = wd_find(&h->by_wd,
+				    ev->wd)))
+					continue;
+				for (size_t i = 0; i < o->n; i++)
+					hub_event(o->v[i], ev);
+				/* The kernel dropped it: no owner has it. */
+				if (ev->mask & IN_IGNORED) {
+					free(o->v);
+					wd_del(&h->by_wd, ev->wd);
+				}
+			}
+		if ((dirty = calloc(h->nall + 1, sizeof(*dirty))))
+			for (size_t i = 0; i < h->nall; i++)
+				if (h->all[i]->dirty) {
+					h->all[i]->dirty = false;
+					h->all[i]->busy++;
+					dirty[ndirty++] = h->all[i];
+				}
+		pthread_mutex_unlock(&h->lock);
+		for (size_t i = 0; i < ndirty; i++)
+			publish(dirty[i]);
+		pthread_mutex_lock(&h->lock);
+		for (size_t i = 0; i < ndirty; i++)
+			dirty[i]->busy--;
+		pthread_cond_broadcast(&h->idle);
+		pthread_mutex_unlock(&h->lock);
+		free(dirty);
+	}
+	return NULL;
+}
+
+void
+watch_kick(struct watch *w)
+{
+	uint64_t one = 1;
+
+	if (!w || !w->hub)
+		return;
+	pthread_mutex_lock(&w->hub->lock);
+	w->dirty = w->refs = true;
+	pthread_mutex_unlock(&w->hub->lock);
+	if (write(w->hub->kickfd, &one, sizeof(one)) < 0)
+		log_msg(LOGL_WARN, "waking the watcher: %s", strerror(errno));
+}
+
+int
+watch_hub_new(struct watch_hub **out)
+{
+	struct watch_hub *h;
+	int ret;
+
+	*out = NULL;
+	if (!(h = calloc(1, sizeof(*h))))
+		return -ENOMEM;
+	h->stopfd = h->kickfd = -1;
+	h->by_wd.size = sizeof(struct owners);
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->idle, NULL);
+	if ((h->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0 ||
+	    (h->stopfd = eventfd(0, EFD_CLOEXEC)) < 0 ||
+	    (h->kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+		ret = -errno;
+		watch_hub_free(h);
+		return ret;
+	}
+	if ((ret = spawn(&h->thread, hub_run, h)) < 0) {
+		watch_hub_free(h);
+		return ret;
+	}
+	h->running = true;
+	*out = h;
+	return 0;
+}
+
+void
+watch_hub_free(struct watch_hub *h)
+{
+	uint64_t one = 1;
+
+	if (!h)
+		return;
+	if (h->running && write(h->stopfd, &one, sizeof(one)) ==
+	    sizeof(one))
+		pthread_join(h->thread, NULL);
+	if (h->ifd >= 0)
+		close(h->ifd);
+	if (h->stopfd >= 0)
+		close(h->stopfd);
+	if (h->kickfd >= 0)
+		close(h->kickfd);
+	for (size_t i = 0; i < h->by_wd.cap; i++)
+		if (h->by_wd.keys[i] >= 0)
+			free(((struct owners *)h->by_wd.vals)[i].v);
+	wd_free(&h->by_wd);
+	free(h->all);
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->idle);
+	free(h);
 }
 
 void
@@ -648,16 +1038,36 @@ watch_stop(struct watch *w)
 
 	if (!w)
 		return;
+	if (w->hub) {
+		struct watch_hub *h = w->hub;
+
+		pthread_mutex_lock(&h->lock);
+		for (size_t i = 0; i < h->nall; i++)
+			if (h->all[i] == w) {
+				h->all[i] = h->all[--h->nall];
+				break;
+			}
+		for (size_t i = 0; i < w->wds.cap; i++)
+			if (w->wds.keys[i] >= 0 &&
+			    wentry_at(w, i)->kind != W_NONE)
+				disown_locked(h, w->wds.keys[i], w);
+		/* Its publication under way ends first. */
+		while (w->busy)
+			pthread_cond_wait(&h->idle, &h->lock);
+		pthread_mutex_unlock(&h->lock);
+		w->ifd = -1;	/* the hub's */
+	}
 	if (w->thread) {
 		if (write(w->stopfd, &one, sizeof(one)) < 0)
 			log_msg(LOGL_WARN, "stopping the watcher: %s",
 			    strerror(errno));
 		pthread_join(w->thread, NULL);
 	}
-	close(w->stopfd);
+	if (w->stopfd >= 0)
+		close(w->stopfd);
 	if (w->ifd >= 0)
 		close(w->ifd);
-	free(w->wds);
+	wd_free(&w->wds);
 	free(w->change.touched);
 	free_dirs(w);
 	free(w);

@@ -19,7 +19,7 @@
 #include "odbstore/commit.h"
 #include "fuzz.h"
 
-/* The id in the hex at p (2 * rawsz digits, lowercase), if it is one. */
+/* The id in the hex at p (2 * rawsz digits, either case), if it is one. */
 static bool
 ref_hex(const uint8_t *p, size_t rawsz, unsigned char *raw)
 {
@@ -30,6 +30,8 @@ ref_hex(const uint8_t *p, size_t rawsz, unsigned char *raw)
 			v = p[i] - '0';
 		else if (p[i] >= 'a' && p[i] <= 'f')
 			v = p[i] - 'a' + 10;
+		else if (p[i] >= 'A' && p[i] <= 'F')
+			v = p[i] - 'A' + 10;
 		else
 			return false;
 		if (i % 2)
@@ -40,15 +42,19 @@ ref_hex(const uint8_t *p, size_t rawsz, unsigned char *raw)
 	return true;
 }
 
-/* Does the input open with "name SP hex LF"? The id goes to raw. */
+/*
+ * Does the input open with "name SP hex LF" (or, if last_ok, with the
+ * hex ending the input)? The id goes to raw.
+ */
 static bool
 ref_line(const uint8_t *data, size_t size, const char *name, size_t rawsz,
-    unsigned char *raw)
+    unsigned char *raw, bool last_ok)
 {
 	size_t n = strlen(name);
 
-	return size >= n + 2 + 2 * rawsz && !memcmp(data, name, n) &&
-	    data[n] == ' ' && data[n + 1 + 2 * rawsz] == '\n' &&
+	return size >= n + 1 + 2 * rawsz && !memcmp(data, name, n) &&
+	    data[n] == ' ' && (size == n + 1 + 2 * rawsz ? last_ok :
+	    data[n + 1 + 2 * rawsz] == '\n') &&
 	    ref_hex(data + n + 1, rawsz, raw);
 }
 
@@ -81,7 +87,7 @@ one(const uint8_t *data, size_t size, size_t rawsz)
 	unsigned char want[OID_RAWSZ_MAX], target[OID_RAWSZ_MAX];
 	struct commit c, again;
 	enum obj_type type = OBJ_NONE, part = OBJ_NONE;
-	bool tree_line = ref_line(data, size, "tree", rawsz, want);
+	bool tree_line = ref_line(data, size, "tree", rawsz, want, true);
 	const uint8_t *blank = memmem(data, size, "\n\n", 2);
 
 	if (commit_parse(&c, "fuzz", data, size, size, rawsz) == 0) {
@@ -112,7 +118,7 @@ one(const uint8_t *data, size_t size, size_t rawsz)
 	}
 
 	if (tag_target(data, size, rawsz, target, &type) == 0) {
-		FUZZ_CHECK(ref_line(data, size, "object", rawsz, want));
+		FUZZ_CHECK(ref_line(data, size, "object", rawsz, want, false));
 		FUZZ_CHECK(!memcmp(target, want, rawsz));
 		FUZZ_CHECK(type >= OBJ_COMMIT && type <= OBJ_TAG);
 		/* What odbfs reads of a tag is enough to say the same. */

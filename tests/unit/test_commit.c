@@ -72,9 +72,9 @@ static const struct parse_case parse_cases[] = {
 	{ "no blank line: no message", TREE AUTHOR COMMITTER, 0, 0, 0,
 	    AUTHOR_V, COMMITTER_V, 1700000100,
 	    sizeof(TREE AUTHOR COMMITTER) - 1, 0 },
-	{ "a last line cut short is no header", TREE AUTHOR "committer C",
-	    0, 0, 0, AUTHOR_V, NULL, 0, sizeof(TREE AUTHOR "committer C") - 1,
-	    0 },
+	{ "a last line without its newline, the object's end: as git reads it",
+	    TREE AUTHOR "committer C", 0, 0, 0, AUTHOR_V, "C", 0,
+	    sizeof(TREE AUTHOR "committer C") - 1, 0 },
 	{ "the last author wins, as before", TREE AUTHOR
 	    "author B <b@b> 7 +0000\n" COMMITTER "\nm", 0, 0, 0,
 	    "B <b@b> 7 +0000", COMMITTER_V, 1700000100, -1, 1 },

@@ -196,7 +196,7 @@ test_view(void)
 	    "git made a repository with every kind of entry"))
 		return;
 	snprintf(path, sizeof(path), "%s/repo", dir);
-	node_init();
+	node_init(NODE_ROOT);
 	if (check_int(odb_open(path, &fs.odb, &why), 0,
 	    "the repository opens")) {
 		fs.rawsz = odb_rawsz(fs.odb);

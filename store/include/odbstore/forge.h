@@ -112,6 +112,12 @@ int forge_scan(const char *root, struct forge **out);
  */
 bool forge_changed(const struct forge *f);
 
+/*
+ * The i-th directory (i < f->ndirs) the scan searched, from the root
+ * ("" for the root itself): the places whose changes a watcher waits for.
+ */
+const char *forge_dir_path(const struct forge *f, size_t i);
+
 /* The repository shown at path, or NULL; valid until forge_free(f). */
 const struct forge_repo *forge_find(const struct forge *f, const char *path);
 

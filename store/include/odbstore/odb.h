@@ -67,6 +67,9 @@ int odb_read(struct odb *odb, const unsigned char *raw, struct objinfo *info,
 /*
  * Follow tags from raw to what they finally point at: *type is that
  * object's type and peeled its id (raw itself when it is no tag).
+ * As git: -EFSCORRUPTED (logged) for a tag whose object or type line is
+ * bad or whose type line names another type than its object's; -ELOOP
+ * past 256 tags of tags; -ENOENT when an object is missing.
  */
 int odb_peel(struct odb *odb, const unsigned char *raw, unsigned char *peeled,
     enum obj_type *type);
@@ -114,8 +117,8 @@ int odb_rev_suffix(struct odb *odb, const unsigned char *id,
  * 0, any object, in memory only; else one whose type t has the bit
  * 1 << t in types, among objects of other types, as git's disambiguation
  * hints take a prefix (<prefix>~1 names the one commit or tag): each
- * candidate's type is read, and a prefix more than 64 objects share is
- * ambiguous.
+ * candidate's type is read (a microsecond or so each), and a prefix more
+ * than 65 536 objects share is ambiguous.
  */
 int odb_find_prefix(struct odb *odb, const char *hex, size_t len,
     unsigned types, unsigned char *raw);

@@ -32,4 +32,21 @@ int watch_start(struct odb *odb, unsigned poll_seconds, watch_fn *published,
     void *ctx, struct watch **out);
 void watch_stop(struct watch *w);
 
+/*
+ * One inotify instance and one thread for many watches (a mount of many
+ * repositories): each takes no instance of its own, of the 128 a user
+ * has on Debian. watch_start_on() watches odb in inotify mode on the
+ * hub; watch_stop() stops it, waiting for a publication under way.
+ * Callbacks run on the hub's thread, one watch at a time. Free the hub
+ * after the last watch on it is stopped.
+ */
+struct watch_hub;
+int watch_hub_new(struct watch_hub **out);
+int watch_start_on(struct watch_hub *hub, struct odb *odb,
+    watch_fn *published, void *ctx, struct watch **out);
+void watch_hub_free(struct watch_hub *hub);
+
+/* Have a watch on a hub publish (refs read again) as if it saw events. */
+void watch_kick(struct watch *w);
+
 #endif

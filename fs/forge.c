@@ -1,0 +1,939 @@
+/*
+ * forge: a mount of every repository under a root (see forge.h).
+ *
+ *   forge_open()           store/forge.c's forge_scan(): what is listed
+ *   group_find/_list()     NODE_GROUP: a group's groups and repositories,
+ *                          from the scan; a repository's directory is a
+ *                          NODE_ROOT made in its own numbering
+ *   forge_hold()           the repository's struct odbfs: its table entry
+ *     repo_open()          odb_open(), reflinks, a watcher: as main.c
+ *                          does for a single mount
+ *     evict_locked()       past max_open, the least recently used that
+ *                          nothing holds, closed once the lock is let go
+ *   run()                  the forge's watcher: inotify on every group;
+ *                          on a change, a new scan, published, and the
+ *                          kernel's entries of what went dropped
+ *
+ * A repository's entry in the table lives as long as the mount, so that
+ * its number, which its nodes carry, always means it; what an open
+ * repository holds (struct live) is let go when it is closed.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "forge.h"
+#include "odbstore/forge.h"
+#include "odbstore/log.h"
+#include "odbstore/watch.h"
+#include "readers.h"
+#include "reflinks.h"
+#include "stats.h"
+#include "view_int.h"
+
+/* An open repository: what closing it lets go. */
+struct live {
+	struct odbfs fs;
+	struct watch *watch;
+	struct live *next;	/* on the forge's list to close */
+};
+
+/* A repository the mount has shown: its number is its index + 1. */
+struct frepo {
+	char *path;		/* as shown, from the root */
+	char *gitdir;		/* where odb_open() finds it */
+	uint64_t seed;		/* of its st_ino numbers: its path's hash */
+	int64_t epoch;		/* its time, for its directory */
+	struct live *live;	/* NULL when closed */
+	_Atomic uint64_t stats[STAT_NR];	/* stats_enter()'s */
+	unsigned held;		/* forge_hold()s not yet released */
+	bool opening;		/* an open is under way, unlocked */
+	bool opened;		/* once: the kernel may know its nodes */
+	bool replaced;		/* open, but another is at its path now */
+	dev_t dev;		/* of the git directory it opened */
+	ino_t ino;
+	bool failed;		/* its open failed (logged): absent */
+	bool tell;		/* ...and the kernel's entry of it is to go */
+	bool gone;		/* no longer found under the root */
+	uint64_t used;		/* LRU clock */
+};
+
+struct forge_fs {
+	struct odbfs *top;
+	struct forge_opts opts;
+	char *root;			/* real path, as scanned */
+
+	pthread_rwlock_t scan_lock;
+	struct forge *scan;		/* protected by scan_lock */
+
+	pthread_mutex_t lock;		/* the table */
+	pthread_cond_t opened;		/* an open ended */
+	struct frepo **v;		/* protected by lock */
+	size_t n, alloc;
+	uint32_t *slots;		/* path hash -> index + 1 */
+	size_t nslots;			/* a power of two */
+	size_t nopen;
+	uint64_t clock;
+	bool sweep;			/* a repository gone may be open */
+	struct live *closing;		/* for run() to close */
+	bool tell;			/* some frepo's tell is set */
+
+	struct watch_hub *hub;		/* every repository's watches */
+	pthread_t thread;		/* run() */
+	bool running;
+	bool watching;			/* run() waits for groups to change */
+	int stopfd;
+	int wakefd;			/* run(): something to close or tell */
+};
+
+static uint64_t
+path_seed(const char *path)
+{
+	return XXH3_64bits(path, strlen(path));
+}
+
+/* The table entry of path, made if missing and make; NULL otherwise. */
+static struct frepo *
+entry_locked(struct forge_fs *f, const char *path, const char *gitdir,
+    bool make, uint32_t *index)
+{
+	uint64_t h = path_seed(path);
+	size_t s = (size_t)h & (f->nslots - 1);
+	struct frepo *r;
+
+	for (; f->nslots && f->slots[s]; s = (s + 1) & (f->nslots - 1))
+		if (!strcmp(f->v[f->slots[s] - 1]->path, path)) {
+			*index = f->slots[s];
+			return f->v[f->slots[s] - 1];
+		}
+	if (!make)
+		return NULL;
+	if (f->n == f->alloc || 2 * (f->n + 1) > f->nslots) {
+		size_t na = f->alloc ? 2 * f->alloc : 64;
+		struct frepo **grown = realloc(f->v, na * sizeof(*grown));
+		uint32_t *slots;
+
+		if (!grown)
+			return NULL;
+		f->v = grown;
+		f->alloc = na;
+		if (!(slots = calloc(2 * na, sizeof(*slots))))
+			return NULL;
+		free(f->slots);
+		f->slots = slots;
+		f->nslots = 2 * na;
+		for (size_t i = 0; i < f->n; i++) {
+			s = (size_t)f->v[i]->seed & (f->nslots - 1);
+			while (f->slots[s])
+				s = (s + 1) & (f->nslots - 1);
+			f->slots[s] = (uint32_t)i + 1;
+		}
+		s = (size_t)h & (f->nslots - 1);
+		while (f->slots[s])
+			s = (s + 1) & (f->nslots - 1);
+	}
+	if (!(r = calloc(1, sizeof(*r))) || !(r->path = strdup(path)) ||
+	    !(r->gitdir = strdup(gitdir))) {
+		if (r)
+			free(r->path);
+		free(r);
+		return NULL;
+	}
+	r->seed = h;
+	r->epoch = f->top->epoch;
+	{
+		struct statx stx;
+
+		if (statx(AT_FDCWD, gitdir, 0, STATX_BTIME, &stx) == 0 &&
+		    (stx.stx_mask & STATX_BTIME))
+			r->epoch = stx.stx_btime.tv_sec;
+	}
+	f->v[f->n++] = r;
+	f->slots[s] = (uint32_t)f->n;
+	*index = (uint32_t)f->n;
+	return r;
+}
+
+/* Let go of an open repository, with no lock held. */
+static void
+live_close(struct live *l)
+{
+	if (!l)
+		return;
+	watch_stop(l->watch);
+	readers_drop(l->fs.odb);
+	reflinks_free(&l->fs);
+	odb_close(l->fs.odb);
+	free(l);
+}
+
+/*
+ * Open repository r (number index) as main.c opens one, unlocked: the
+ * table's lock is not held, r->opening is. -errno, logged once.
+ */
+static int
+repo_open(struct forge_fs *f, struct frepo *r, uint32_t index,
+    struct live **out)
+{
+	struct live *l;
+	const char *why = "out of memory";
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	if (!(l = calloc(1, sizeof(*l))))
+		goto fail;
+	l->fs = *f->top;
+	l->fs.shown = NULL;
+	l->fs.repo = index;
+	l->fs.seed = r->seed;
+	l->fs.epoch = r->epoch;
+	l->fs.counters = r->stats;
+	if ((ret = odb_open(r->gitdir, &l->fs.odb, &why)) < 0)
+		goto fail;
+	l->fs.rawsz = odb_rawsz(l->fs.odb);
+	odb_set_verify(l->fs.odb, f->opts.verify);
+	odb_set_frozen(l->fs.odb, f->opts.refresh < 0);
+	for (unsigned b = 0; b < 256; b++)
+		l->fs.prefixes[b] = odb_has_prefix(l->fs.odb, b);
+	why = "out of memory";
+	/*
+	 * Opened again: the kernel may keep links of its refs from before,
+	 * which no watcher dropped while it was closed. Its first publication
+	 * (a kick, below) drops every one.
+	 */
+	if ((ret = reflinks_init(&l->fs, !r->opened)) < 0)
+		goto fail;
+	/*
+	 * On the forge's hub: one inotify instance for all (a user has 128
+	 * on Debian); polling, or without a hub, a thread each. One that
+	 * cannot watch is served as it is now, which is still right, and
+	 * says so once.
+	 */
+	if (f->hub)
+		ret = watch_start_on(f->hub, l->fs.odb, f->opts.published,
+		    &l->fs, &l->watch);
+	else if (f->opts.refresh >= 0)
+		ret = watch_start(l->fs.odb, (unsigned)f->opts.refresh,
+		    f->opts.published, &l->fs, &l->watch);
+	if (ret < 0)
+		log_once(LOGL_WARN, "%s: cannot watch for changes: %s: served "
+		    "as it is now until it is opened again", r->path,
+		    strerror(-ret));
+	else if (r->opened)
+		watch_kick(l->watch);
+	*out = l;
+	return 0;
+fail:
+	log_once(LOGL_ERROR, "%s: %s: not served", r->path, why);
+	if (l) {
+		reflinks_free(&l->fs);
+		odb_close(l->fs.odb);
+	}
+	free(l);
+	return ret;
+}
+
+/*
+ * Past max_open, put the least recently used open repository that nothing
+ * holds on the list to close (or, at any count, one no longer under the
+ * root, after a rescan found one). A scan of the table, some 10 us over
+ * 10 000: only when there is one to close. True when one was put there:
+ * the caller wakes run() once it has let go of the lock. Operations never
+ * close a repository themselves: closing joins its watcher, which may be
+ * waiting for a lookup to end (reflinks.c).
+ */
+static bool
+evict_locked(struct forge_fs *f)
+{
+	struct frepo *lru = NULL;
+	struct live *l;
+
+	if (f->nopen <= f->opts.max_open && !f->sweep)
+		return false;
+	for (size_t i = 0; i < f->n && (!lru || !(lru->gone || lru->replaced));
+	    i++) {
+		struct frepo *r = f->v[i];
+
+		/* One no longer under the root goes first, at any count. */
+		if (r->live && !r->held && (!lru || r->gone || r->replaced ||
+		    r->used < lru->used))
+			lru = r;
+	}
+	if (!lru || !(lru->gone || lru->replaced))
+		f->sweep = false;
+	if (!lru || (!(lru->gone || lru->replaced) &&
+	    f->nopen <= f->opts.max_open))
+		return false;
+	l = lru->live;
+	lru->live = NULL;
+	lru->replaced = false;
+	f->nopen--;
+	l->next = f->closing;
+	f->closing = l;
+	return true;
+}
+
+/* Have run() close what is on the list, and tell what failed. */
+static void
+wake(struct forge_fs *f)
+{
+	uint64_t one = 1;
+
+	if (f->wakefd >= 0 && write(f->wakefd, &one, sizeof(one)) < 0)
+		log_once(LOGL_ERROR, "cannot wake the forge's thread: %s",
+		    strerror(errno));
+}
+
+struct odbfs *
+forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
+{
+	struct forge_fs *f = top->forge;
+	struct live *l;
+	struct frepo *r;
+	bool woke = false;
+	int ret;
+
+	*err = 0;
+	if (!f || !repo) {
+		node_enter(0, 0);
+		stats_enter(NULL);
+		return top;
+	}
+	pthread_mutex_lock(&f->lock);
+	if (repo > f->n) {
+		pthread_mutex_unlock(&f->lock);
+		*err = -ENOENT;
+		return NULL;
+	}
+	r = f->v[repo - 1];
+	while (need_odb && !r->live && !r->failed && !r->gone) {
+		if (r->opening) {
+			pthread_cond_wait(&f->opened, &f->lock);
+			continue;
+		}
+		r->opening = true;
+		pthread_mutex_unlock(&f->lock);
+		ret = repo_open(f, r, repo, &l);
+		pthread_mutex_lock(&f->lock);
+		r->opening = false;
+		if (ret < 0) {
+			/* Absent from now on: its entry too, once run() can. */
+			r->failed = r->tell = f->tell = woke = true;
+		} else {
+			struct stat st;
+
+			r->live = l;
+			r->opened = true;
+			if (stat(r->gitdir, &st) == 0) {
+				r->dev = st.st_dev;
+				r->ino = st.st_ino;
+			}
+			f->nopen++;
+		}
+		pthread_cond_broadcast(&f->opened);
+	}
+	if (need_odb && !r->live) {
+		/* A file of a repository removed since: as NFS says it. */
+		*err = r->gone ? -ESTALE : -ENOENT;
+		pthread_mutex_unlock(&f->lock);
+		if (woke)
+			wake(f);
+		return NULL;
+	}
+	r->used = ++f->clock;
+	if (!r->live) {
+		/* Attributes only: what a node of it needs shown. */
+		static _Thread_local struct odbfs attrs;
+
+		attrs = *top;
+		attrs.repo = repo;
+		attrs.seed = r->seed;
+		attrs.epoch = r->epoch;
+		attrs.counters = r->stats;
+		pthread_mutex_unlock(&f->lock);
+		node_enter(repo, r->seed);
+		stats_enter(r->stats);
+		return &attrs;
+	}
+	r->held++;
+	woke |= evict_locked(f);
+	l = r->live;
+	pthread_mutex_unlock(&f->lock);
+	if (woke)
+		wake(f);
+	node_enter(repo, r->seed);
+	stats_enter(r->stats);
+	return &l->fs;
+}
+
+void
+forge_release(struct odbfs *fs)
+{
+	struct forge_fs *f = fs ? fs->forge : NULL;
+	bool woke;
+
+	/* A single mount's, the forge's own, or attributes only. */
+	if (!f || !fs->repo || !fs->odb)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->v[fs->repo - 1]->held--;
+	woke = evict_locked(f);
+	pthread_mutex_unlock(&f->lock);
+	if (woke)
+		wake(f);
+}
+
+/* Is path (not "") a group: some repository's path begins path + '/'? */
+static const char *
+repo_path(const void *v, size_t i)
+{
+	return ((const struct forge_repo *)v)[i].path;
+}
+
+static bool
+is_group(const struct forge *s, const char *path)
+{
+	return view_names_under(s->repos, s->nrepos, repo_path, path);
+}
+
+/* A repository's directory: its root, in its own numbering. */
+static int
+repo_dir(struct odbfs *fs, const struct forge_repo *fr, struct node **out)
+{
+	struct forge_fs *f = fs->forge;
+	struct frepo *r;
+	uint32_t index;
+	struct node *n;
+	uint64_t seed;
+	int64_t epoch;
+
+	bool bad;
+
+	pthread_mutex_lock(&f->lock);
+	if ((r = entry_locked(f, fr->path, fr->gitdir, true, &index))) {
+		seed = r->seed;
+		epoch = r->epoch;
+		bad = r->failed;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (!r)
+		return -ENOMEM;
+	if (bad)
+		return -ENOENT;
+	node_enter(index, seed);
+	n = new_dir(NODE_ROOT, "", epoch);
+	node_enter(0, 0);
+	return intern(n, out);
+}
+
+static int
+group_find(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	struct forge_fs *f = fs->forge;
+	const struct forge_repo *fr;
+	char path[KEY_MAX];
+	int ret = -ENOENT;
+
+	if (!child_path(dir, name, path, sizeof(path)))
+		return -ENOENT;
+	pthread_rwlock_rdlock(&f->scan_lock);
+	if ((fr = forge_find(f->scan, path)))
+		ret = repo_dir(fs, fr, out);
+	else if (is_group(f->scan, path))
+		ret = intern(new_dir(NODE_GROUP, path, NODE_TIME_REPO), out);
+	pthread_rwlock_unlock(&f->scan_lock);
+	return ret;
+}
+
+void
+forge_count(const struct odbfs *top, size_t *repos, size_t *open)
+{
+	struct forge_fs *f = top->forge;
+
+	pthread_rwlock_rdlock(&f->scan_lock);
+	*repos = f->scan->nrepos;
+	pthread_rwlock_unlock(&f->scan_lock);
+	pthread_mutex_lock(&f->lock);
+	*open = f->nopen;
+	pthread_mutex_unlock(&f->lock);
+}
+
+const char *
+forge_root(const struct odbfs *top)
+{
+	/* Set once by forge_scan() from the root: the same in every scan. */
+	return top->forge->root;
+}
+
+/* Has the repository at path failed to open? */
+static bool
+failed(struct forge_fs *f, const char *path)
+{
+	uint32_t index;
+	struct frepo *r;
+	bool yes;
+
+	pthread_mutex_lock(&f->lock);
+	yes = (r = entry_locked(f, path, "", false, &index)) && r->failed;
+	pthread_mutex_unlock(&f->lock);
+	return yes;
+}
+
+static int
+group_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
+{
+	struct forge_fs *f = fs->forge;
+	const struct forge *s;
+	size_t plen = strlen(dir->path);
+	char last[KEY_MAX] = "";
+	int ret = 0;
+
+	pthread_rwlock_rdlock(&f->scan_lock);
+	s = f->scan;
+	for (size_t i = 0; i < s->nrepos && ret == 0; i++) {
+		const char *p = s->repos[i].path, *name, *slash;
+		unsigned char key[KEY_MAX];
+		char child[KEY_MAX];
+		size_t len;
+
+		if (plen && (strncmp(p, dir->path, plen) || p[plen] != '/'))
+			continue;
+		name = p + (plen ? plen + 1 : 0);
+		slash = strchr(name, '/');
+		len = slash ? (size_t)(slash - name) : strlen(name);
+		if (len >= sizeof(last) || (!strncmp(last, name, len) &&
+		    !last[len]))
+			continue;
+		memcpy(last, name, len);
+		last[len] = '\0';
+		/* The root's own .odbfs/ hides one of that name. */
+		if (!plen && !fs->nometa && !strcmp(last, ".odbfs")) {
+			log_once(LOGL_WARN, "%s/.odbfs: hidden by the mount's own "
+			    ".odbfs/ (-o nometa shows it)", f->root);
+			continue;
+		}
+		if (!slash) {
+			/* A repository: its root's key in its numbering. */
+			if (failed(f, p))
+				continue;
+			node_enter(0, path_seed(p));
+			len = view_dir_key(key, "");
+			ret = add_rec(l, last, true, S_IFDIR, node_ino(key,
+			    len));
+			node_enter(0, 0);
+		} else if (child_path(dir, last, child, sizeof(child))) {
+			ret = add_rec(l, last, true, S_IFDIR,
+			    node_ino(key, view_dir_key(key, child)));
+		}
+	}
+	pthread_rwlock_unlock(&f->scan_lock);
+	return ret;
+}
+
+/* The root's .odbfs/: the mount's own, absent with -o nometa. */
+static size_t
+top_meta_key(struct odbfs *fs, const struct node *dir, const char *name,
+    unsigned char *key)
+{
+	return dir->path[0] ? 0 : meta_key(fs, dir, name, key);
+}
+
+static const struct view_fixed group_fixed[] = {
+	{ ".odbfs", S_IFDIR, NODE_META, top_meta_key, make_dir },
+};
+
+/* What is under the root comes and goes: a miss is never cached. */
+const struct view_kind view_group_kind = {
+	.mode = NODE_MODE_DIR,
+	.negative = 0,
+	VIEW_FIXED_INIT(group_fixed),
+	.find = group_find,
+	.list = group_list,
+};
+
+int
+forge_open(struct odbfs *top, const char *root,
+    const struct forge_opts *opts)
+{
+	struct forge_fs *f;
+	int ret;
+
+	if (!(f = calloc(1, sizeof(*f))))
+		return -ENOMEM;
+	f->top = top;
+	f->opts = *opts;
+	if ((f->stopfd = eventfd(0, EFD_CLOEXEC)) < 0 ||
+	    (f->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+		ret = -errno;
+		fprintf(stderr, "odbfs: %s\n", strerror(-ret));
+		if (f->stopfd >= 0)
+			close(f->stopfd);
+		free(f);
+		return ret;
+	}
+	pthread_rwlock_init(&f->scan_lock, NULL);
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->opened, NULL);
+	if ((ret = forge_scan(root, &f->scan)) < 0 ||
+	    !(f->root = strdup(f->scan->root))) {
+		ret = ret < 0 ? ret : -ENOMEM;
+		fprintf(stderr, "odbfs: %s: %s\n", root, strerror(-ret));
+		forge_free(f->scan);
+		close(f->stopfd);
+		close(f->wakefd);
+		free(f);
+		return ret;
+	}
+	top->forge = f;
+	return 0;
+}
+
+/* Watch every group of s on fd: -errno if none could be. */
+static void
+watch_groups(int fd, const struct forge *s)
+{
+	char path[8192];
+
+	for (size_t i = 0; i < s->ndirs; i++) {
+		const char *rel = forge_dir_path(s, i);
+
+		snprintf(path, sizeof(path), "%s%s%s", s->root, *rel ? "/" :
+		    "", rel);
+		if (inotify_add_watch(fd, path, IN_CREATE | IN_DELETE |
+		    IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_ONLYDIR |
+		    IN_DONT_FOLLOW | IN_DELETE_SELF | IN_MOVE_SELF) < 0)
+			log_once(LOGL_WARN, "%s: cannot watch: %s: new "
+			    "repositories show at the next change above it",
+			    path, strerror(errno));
+	}
+}
+
+/* Drop the kernel's entry of name in the group at path ("" the root). */
+static void
+drop_entry(struct forge_fs *f, const char *path, const char *name)
+{
+	unsigned char key[KEY_MAX];
+	fuse_ino_t dir = *path ? node_find(key, view_dir_key(key, path)) :
+	    FUSE_ROOT_ID;
+
+	if (dir)
+		fuse_lowlevel_notify_inval_entry(f->top->se, dir, name,
+		    strlen(name));
+}
+
+/* Drop the entry of path (a repository's or a group's) in its parent. */
+static void
+drop_path(struct forge_fs *f, const char *rel)
+{
+	char path[KEY_MAX], *slash;
+
+	if (strlen(rel) >= sizeof(path))
+		return;
+	strcpy(path, rel);
+	if ((slash = strrchr(path, '/'))) {
+		*slash = '\0';
+		drop_entry(f, path, slash + 1);
+	} else {
+		drop_entry(f, "", path);
+	}
+}
+
+/*
+ * Drop the kernel's entries that the scan now says otherwise of: each
+ * repository of old's that is none now, at the highest level it went
+ * (a group emptied goes whole), and each of now's that was none before
+ * (a group turned repository, whose entry said directory of groups).
+ */
+static void
+drop_changed(struct forge_fs *f, const struct forge *old,
+    const struct forge *now)
+{
+	for (size_t i = 0; i < old->nrepos; i++) {
+		char path[KEY_MAX], *slash;
+
+		if (forge_find(now, old->repos[i].path) ||
+		    strlen(old->repos[i].path) >= sizeof(path))
+			continue;
+		strcpy(path, old->repos[i].path);
+		/* Up while the parent is gone too. */
+		while ((slash = strrchr(path, '/'))) {
+			*slash = '\0';
+			if (is_group(now, path) || forge_find(now, path)) {
+				*slash = '/';
+				break;
+			}
+		}
+		drop_path(f, path);
+	}
+	for (size_t i = 0; i < now->nrepos; i++)
+		if (!forge_find(old, now->repos[i].path))
+			drop_path(f, now->repos[i].path);
+}
+
+/* Scan again, publish, mark and drop what went. */
+static void
+rescan(struct forge_fs *f)
+{
+	struct forge *now, *old;
+	struct live **closing;
+	char **replaced;
+	size_t nclosing = 0, nreplaced = 0;
+
+	if (forge_scan(f->root, &now) < 0)
+		return;
+	pthread_rwlock_wrlock(&f->scan_lock);
+	old = f->scan;
+	f->scan = now;
+	pthread_rwlock_unlock(&f->scan_lock);
+	closing = calloc(f->n + 1, sizeof(*closing));
+	replaced = calloc(f->n + 1, sizeof(*replaced));
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->n; i++) {
+		struct frepo *r = f->v[i];
+		const struct forge_repo *fr = forge_find(now, r->path);
+		struct stat st;
+		/* Another git directory, or another at the same place. */
+		bool moved = fr && (strcmp(fr->gitdir, r->gitdir) ||
+		    (r->live && (stat(fr->gitdir, &st) < 0 ||
+		    st.st_dev != r->dev || st.st_ino != r->ino)));
+		char *g;
+
+		if (moved && r->live && replaced &&
+		    (replaced[nreplaced] = strdup(r->path)))
+			nreplaced++;
+		r->replaced |= moved && r->live;
+		f->sweep |= moved && r->live;
+
+		r->gone = !fr;
+		f->sweep |= r->gone && r->live;
+		/* Something changed around it: worth another try. */
+		r->failed = false;
+		/*
+		 * Gone, or another repository at its path: closed now, or
+		 * when what holds it lets go (evict_locked()).
+		 */
+		if ((r->gone || moved) && r->live && !r->held && closing) {
+			closing[nclosing++] = r->live;
+			r->live = NULL;
+			r->replaced = false;
+			f->nopen--;
+		}
+		if (moved && (g = strdup(fr->gitdir))) {
+			free(r->gitdir);
+			r->gitdir = g;
+		}
+	}
+	pthread_mutex_unlock(&f->lock);
+	node_enter(0, 0);
+	drop_changed(f, old, now);
+	for (size_t i = 0; i < nreplaced; i++) {
+		drop_path(f, replaced[i]);
+		free(replaced[i]);
+	}
+	free(replaced);
+	for (size_t i = 0; i < nclosing; i++)
+		live_close(closing[i]);
+	free(closing);
+	forge_free(old);
+}
+
+/* Close what operations put on the list (evict_locked()). */
+static void
+close_listed(struct forge_fs *f)
+{
+	struct live *l, *next;
+
+	pthread_mutex_lock(&f->lock);
+	l = f->closing;
+	f->closing = NULL;
+	pthread_mutex_unlock(&f->lock);
+	if (!l)
+		return;
+	for (; l; l = next) {
+		next = l->next;
+		live_close(l);
+	}
+	/*
+	 * What a closed repository held goes back to the system, not only
+	 * to the C library's free lists: a mount that has touched 10 000
+	 * repositories of which 100 are open must cost what 100 do.
+	 */
+	malloc_trim(0);
+}
+
+/*
+ * Drop the kernel's entry of each repository whose open failed, so that
+ * its path, which a lookup no longer finds, goes too.
+ */
+static void
+tell_failed(struct forge_fs *f)
+{
+	char **paths = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->tell && (paths = calloc(f->n, sizeof(*paths))))
+		for (size_t i = 0; i < f->n; i++)
+			if (f->v[i]->tell) {
+				f->v[i]->tell = false;
+				paths[n++] = strdup(f->v[i]->path);
+			}
+	f->tell = false;
+	pthread_mutex_unlock(&f->lock);
+	node_enter(0, 0);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char key[KEY_MAX];
+		char *slash = paths[i] ? strrchr(paths[i], '/') : NULL;
+		fuse_ino_t dir = FUSE_ROOT_ID;
+		const char *name = paths[i];
+
+		if (slash) {
+			*slash = '\0';
+			name = slash + 1;
+			dir = node_find(key, view_dir_key(key, paths[i]));
+		}
+		if (name && dir)
+			fuse_lowlevel_notify_inval_entry(f->top->se, dir, name,
+			    strlen(name));
+		free(paths[i]);
+	}
+	free(paths);
+}
+
+/* A new inotify instance on every group of the scan; -1 if none. */
+static int
+watch_all(struct forge_fs *f)
+{
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	if (fd < 0) {
+		log_once(LOGL_ERROR, "%s: cannot watch for repositories that "
+		    "come and go: %s", f->root, strerror(errno));
+		return -1;
+	}
+	pthread_rwlock_rdlock(&f->scan_lock);
+	watch_groups(fd, f->scan);
+	pthread_rwlock_unlock(&f->scan_lock);
+	return fd;
+}
+
+/*
+ * The forge's thread: blocks until a group changes (then scans again),
+ * an operation put a repository to close or one failed to open, or the
+ * mount ends.
+ */
+static void *
+run(void *arg)
+{
+	struct forge_fs *f = arg;
+	int fd = f->watching ? watch_all(f) : -1;
+
+	for (;;) {
+		struct pollfd pfd[3] = {
+			{ .fd = f->stopfd, .events = POLLIN },
+			{ .fd = f->wakefd, .events = POLLIN },
+			{ .fd = fd, .events = POLLIN },
+		};
+		char buf[16384];
+		uint64_t count;
+
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			break;
+		if (pfd[1].revents && read(f->wakefd, &count,
+		    sizeof(count)) == sizeof(count)) {
+			close_listed(f);
+			tell_failed(f);
+		}
+		if (fd < 0 || !pfd[2].revents)
+			continue;
+		/* The batch, then what follows it within 20 ms. */
+		do {
+			while (read(fd, buf, sizeof(buf)) > 0)
+				;
+		} while (poll(&pfd[2], 1, 20) > 0);
+		rescan(f);
+		/*
+		 * Watch the groups that came; those that went the kernel
+		 * dropped itself, and the others' watches stay what they are.
+		 */
+		pthread_rwlock_rdlock(&f->scan_lock);
+		watch_groups(fd, f->scan);
+		pthread_rwlock_unlock(&f->scan_lock);
+		/* What changed while the watches were away. */
+		if (forge_changed(f->scan))
+			rescan(f);
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+int
+forge_run(struct odbfs *top, bool watch)
+{
+	struct forge_fs *f = top->forge;
+	int ret;
+
+	f->watching = watch;
+	/* inotify mode: the repositories' watches share one instance. */
+	if (watch && f->opts.refresh == 0 && (ret = watch_hub_new(&f->hub)) <
+	    0)
+		log_msg(LOGL_WARN, "%s: cannot watch repositories together: "
+		    "%s: a thread and an inotify instance each", f->root,
+		    strerror(-ret));
+	if ((ret = pthread_create(&f->thread, NULL, run, f)) != 0)
+		return -ret;
+	f->running = true;
+	return 0;
+}
+
+void
+forge_close(struct odbfs *top)
+{
+	struct forge_fs *f = top->forge;
+
+	if (!f)
+		return;
+	if (f->running) {
+		uint64_t one = 1;
+
+		if (write(f->stopfd, &one, sizeof(one)) < 0)
+			log_msg(LOGL_ERROR, "cannot stop the forge's watcher");
+		else
+			pthread_join(f->thread, NULL);
+	}
+	if (f->stopfd >= 0)
+		close(f->stopfd);
+	if (f->wakefd >= 0)
+		close(f->wakefd);
+	close_listed(f);
+	for (size_t i = 0; i < f->n; i++) {
+		live_close(f->v[i]->live);
+		free(f->v[i]->path);
+		free(f->v[i]->gitdir);
+		free(f->v[i]);
+	}
+	watch_hub_free(f->hub);
+	free(f->v);
+	free(f->slots);
+	forge_free(f->scan);
+	free(f->root);
+	pthread_rwlock_destroy(&f->scan_lock);
+	pthread_mutex_destroy(&f->lock);
+	pthread_cond_destroy(&f->opened);
+	free(f);
+	top->forge = NULL;
+}

@@ -1,0 +1,67 @@
+/*
+ * forge: one mount for every repository under a root (odbfs --root DIR).
+ *
+ * The root and the groups under it (store/forge.c finds them) are
+ * directories of kind NODE_GROUP, of the forge's own struct odbfs; each
+ * repository is a directory of kind NODE_ROOT whose nodes carry its
+ * number (node_enter()) and are served with its own struct odbfs, made
+ * when an operation first needs its objects and let go when it has been
+ * the least recently used of more than max_open (the kernel's nodes of it
+ * stay: the next operation on one opens it again).
+ *
+ * ops.c brackets every operation on a node with forge_hold() and
+ * forge_release(); main.c calls forge_open() before mounting, forge_run()
+ * once the session serves, forge_close() at the end.
+ */
+#ifndef ODBFS_FORGE_H
+#define ODBFS_FORGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "odbfs.h"
+
+struct forge_opts {
+	unsigned max_open;	/* -o max_repos= */
+	void (*published)(void *fs);	/* odbfs_published(), for watchers */
+	long refresh;		/* as for a single mount: 0 watch, N poll */
+	bool verify;		/* -o verify */
+};
+
+/* Repositories open at once unless -o max_repos= says otherwise. */
+#define FORGE_MAX_OPEN 64
+
+/*
+ * Find the repositories under root for top (whose settings each
+ * repository's struct odbfs copies). -errno after a line on stderr.
+ */
+int forge_open(struct odbfs *top, const char *root,
+    const struct forge_opts *opts);
+
+/*
+ * Start the forge's thread: it closes what operations let go and, with
+ * watch, sees repositories come and go.
+ */
+int forge_run(struct odbfs *top, bool watch);
+
+/* Repositories listed under the root, and how many of them are open. */
+void forge_count(const struct odbfs *top, size_t *repos, size_t *open);
+
+/* The root, as scanned (its real path). */
+const char *forge_root(const struct odbfs *top);
+
+/* Stop it and close every repository. */
+void forge_close(struct odbfs *top);
+
+/*
+ * The struct odbfs that serves node repo (0: the forge's own), the
+ * repository opened if need_odb and it is closed, and entered for the
+ * calling thread (node_enter()). NULL with *err (-ENOENT when it is gone
+ * or failed to open, logged once) when it cannot serve. Each hold is
+ * released with forge_release(); a held repository is never closed.
+ */
+struct odbfs *forge_hold(struct odbfs *top, uint32_t repo, bool need_odb,
+    int *err);
+void forge_release(struct odbfs *fs);
+
+#endif
