@@ -91,7 +91,6 @@ struct forge_fs {
 	struct watch_hub *hub;		/* every repository's watches */
 	pthread_t thread;		/* run() */
 	bool running;
-	bool watching;			/* run() waits for groups to change */
 	int stopfd;
 	int wakefd;			/* run(): something to close or tell */
 };
@@ -619,19 +618,6 @@ watch_groups(int fd, const struct forge *s)
 	}
 }
 
-/* Drop the kernel's entry of name in the group at path ("" the root). */
-static void
-drop_entry(struct forge_fs *f, const char *path, const char *name)
-{
-	unsigned char key[KEY_MAX];
-	fuse_ino_t dir = *path ? node_find(key, view_dir_key(key, path)) :
-	    FUSE_ROOT_ID;
-
-	if (dir)
-		fuse_lowlevel_notify_inval_entry(f->top->se, dir, name,
-		    strlen(name));
-}
-
 /* Drop the entry of path (a repository's or a group's) in its parent. */
 static void
 drop_path(struct forge_fs *f, const char *rel)
@@ -643,9 +629,9 @@ drop_path(struct forge_fs *f, const char *rel)
 	strcpy(path, rel);
 	if ((slash = strrchr(path, '/'))) {
 		*slash = '\0';
-		drop_entry(f, path, slash + 1);
+		view_drop_entry(f->top, path, slash + 1);
 	} else {
-		drop_entry(f, "", path);
+		view_drop_entry(f->top, "", path);
 	}
 }
 
@@ -793,19 +779,8 @@ tell_failed(struct forge_fs *f)
 	pthread_mutex_unlock(&f->lock);
 	node_enter(0, 0);
 	for (size_t i = 0; i < n; i++) {
-		unsigned char key[KEY_MAX];
-		char *slash = paths[i] ? strrchr(paths[i], '/') : NULL;
-		fuse_ino_t dir = FUSE_ROOT_ID;
-		const char *name = paths[i];
-
-		if (slash) {
-			*slash = '\0';
-			name = slash + 1;
-			dir = node_find(key, view_dir_key(key, paths[i]));
-		}
-		if (name && dir)
-			fuse_lowlevel_notify_inval_entry(f->top->se, dir, name,
-			    strlen(name));
+		if (paths[i])
+			drop_path(f, paths[i]);
 		free(paths[i]);
 	}
 	free(paths);
@@ -837,7 +812,7 @@ static void *
 run(void *arg)
 {
 	struct forge_fs *f = arg;
-	int fd = f->watching ? watch_all(f) : -1;
+	int fd = f->opts.refresh >= 0 ? watch_all(f) : -1;
 
 	for (;;) {
 		struct pollfd pfd[3] = {
@@ -882,14 +857,13 @@ run(void *arg)
 }
 
 int
-forge_run(struct odbfs *top, bool watch)
+forge_run(struct odbfs *top)
 {
 	struct forge_fs *f = top->forge;
 	int ret;
 
-	f->watching = watch;
 	/* inotify mode: the repositories' watches share one instance. */
-	if (watch && f->opts.refresh == 0 && (ret = watch_hub_new(&f->hub)) <
+	if (f->opts.refresh == 0 && (ret = watch_hub_new(&f->hub)) <
 	    0)
 		log_msg(LOGL_WARN, "%s: cannot watch repositories together: "
 		    "%s: a thread and an inotify instance each", f->root,

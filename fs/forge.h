@@ -39,10 +39,10 @@ int forge_open(struct odbfs *top, const char *root,
     const struct forge_opts *opts);
 
 /*
- * Start the forge's thread: it closes what operations let go and, with
- * watch, sees repositories come and go.
+ * Start the forge's thread: it closes what operations let go and, unless
+ * refresh is never, sees repositories come and go.
  */
-int forge_run(struct odbfs *top, bool watch);
+int forge_run(struct odbfs *top);
 
 /* Repositories listed under the root, and how many of them are open. */
 void forge_count(const struct odbfs *top, size_t *repos, size_t *open);

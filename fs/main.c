@@ -205,17 +205,6 @@ has_object(void *fs, const unsigned char *raw)
 	return odb_has(((struct odbfs *)fs)->odb, raw);
 }
 
-/* Drop the kernel's cached entry name in the directory at path. */
-static void
-drop_entry(struct odbfs *fs, const char *path, const char *name)
-{
-	unsigned char key[64];
-	fuse_ino_t dir = node_find(key, view_dir_key(key, path));
-
-	if (dir)
-		fuse_lowlevel_notify_inval_entry(fs->se, dir, name,
-		    strlen(name));
-}
 
 /* A missed id arrived: drop every negative entry that may hide it. */
 static void
@@ -228,9 +217,9 @@ drop_negative(void *arg, const unsigned char *raw)
 
 	oid_to_hex(hex, raw, fs->rawsz);
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		drop_entry(fs, dirs[i], hex);
+		view_drop_entry(fs, dirs[i], hex);
 	snprintf(fanout, sizeof(fanout), "objects/%.2s", hex);
-	drop_entry(fs, fanout, hex);
+	view_drop_entry(fs, fanout, hex);
 }
 
 void
@@ -250,7 +239,7 @@ odbfs_published(void *arg)
 			continue;
 		fs->prefixes[b] = now;
 		snprintf(name, sizeof(name), "%02x", b);
-		drop_entry(fs, "objects", name);
+		view_drop_entry(fs, "objects", name);
 	}
 }
 
@@ -607,7 +596,7 @@ main(int argc, char **argv)
 		 * Nothing is read ahead: the threads that do so serve one
 		 * repository (ahead.c, readers.c).
 		 */
-		if ((err = forge_run(&fs, refresh >= 0)) < 0) {
+		if ((err = forge_run(&fs)) < 0) {
 			log_msg(LOGL_ERROR, "%s: cannot start the thread that "
 			    "closes repositories: %s", conf.repo,
 			    strerror(-err));

@@ -87,19 +87,6 @@ take(struct odbfs *fs, struct shown *s)
 		s->head[0] = '\0';
 }
 
-/* Drop the kernel's entry of name in the directory at path ("" the root). */
-static void
-drop(struct odbfs *fs, const char *path, const char *name, size_t len)
-{
-	unsigned char key[4096 + 64];
-	/* A single mount's root is no node of the table; a forge's are. */
-	fuse_ino_t dir = *path || fs->repo ? node_find(key, view_dir_key(key,
-	    path)) : FUSE_ROOT_ID;
-
-	if (dir)
-		fuse_lowlevel_notify_inval_entry(fs->se, dir, name, len);
-}
-
 /* Is some ref of s under the directory dir (with no '/' at its end)? */
 static const char *
 shown_name(const void *v, size_t i)
@@ -129,12 +116,12 @@ drop_ref(struct odbfs *fs, const struct shown *before,
 		return;
 	}
 	*slash = '\0';
-	drop(fs, path, slash + 1, strlen(slash + 1));
+	view_drop_entry(fs, path, slash + 1);
 	while (!moved && (slash = strrchr(path, '/'))) {
 		if (has_under(before, path) == has_under(after, path))
 			break;	/* it stays, and so does all above it */
 		*slash = '\0';
-		drop(fs, path, slash + 1, strlen(slash + 1));
+		view_drop_entry(fs, path, slash + 1);
 	}
 	/* At the top, path is "refs", which is always there. */
 	free(path);
@@ -177,7 +164,7 @@ reflinks_published(struct odbfs *fs)
 		}
 	}
 	if (strcmp(shown->head, now.head))
-		drop(fs, "", "HEAD", 4);
+		view_drop_entry(fs, "", "HEAD");
 	shown_free(shown);
 	*shown = now;
 }

@@ -95,6 +95,18 @@ link_key(unsigned char *key, char tag, const char *path, const char *target)
 	return len + 1 + tlen;
 }
 
+void
+view_drop_entry(const struct odbfs *fs, const char *path, const char *name)
+{
+	unsigned char key[KEY_MAX];
+	fuse_ino_t dir = *path || fs->repo ? node_find(key, view_dir_key(key,
+	    path)) : FUSE_ROOT_ID;
+
+	if (dir)
+		fuse_lowlevel_notify_inval_entry(fs->se, dir, name,
+		    strlen(name));
+}
+
 bool
 view_names_under(const void *v, size_t n,
     const char *(*name_at)(const void *v, size_t i), const char *dir)

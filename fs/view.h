@@ -81,6 +81,15 @@ void dirlist_free(struct dirlist *l);
 bool view_names_under(const void *v, size_t n,
     const char *(*name_at)(const void *v, size_t i), const char *dir);
 
+/*
+ * Drop the kernel's entry of name in the directory at path ("" the root)
+ * of fs's repository, if the kernel holds that directory: the watcher's
+ * and the forge's way to say a name changed. A single mount's root, and
+ * a forge's, is no node of the table; a forge's repositories' are.
+ */
+void view_drop_entry(const struct odbfs *fs, const char *path,
+    const char *name);
+
 /* Keys of the directories whose cached entries the watcher drops. */
 size_t view_dir_key(unsigned char *key, const char *path);
 
