@@ -41,6 +41,7 @@
 #include <sys/mman.h>
 
 #include "ahead.h"
+#include "forge.h"
 #include "odbstore/log.h"
 #include "node.h"
 #include "readers.h"
@@ -67,6 +68,7 @@ struct entry {
 
 struct ahead_list {
 	unsigned refs;		/* protected by lock, like every field */
+	uint32_t repo;		/* whose files: node_enter()'s number */
 	bool listed;		/* remembered: in the LRU and the table */
 	bool dead;		/* forgotten: records no more */
 	bool closed;		/* the stream is gone: n is final */
@@ -104,12 +106,14 @@ static pthread_t thread;
 static bool running;
 
 struct ahead_list *
-ahead_list_new(void)
+ahead_list_new(uint32_t repo)
 {
 	struct ahead_list *l = calloc(1, sizeof(*l));
 
-	if (l)
+	if (l) {
 		l->refs = 1;
+		l->repo = repo;
+	}
 	return l;
 }
 
@@ -409,7 +413,7 @@ out:
  * bytes that took (what counts against a window).
  */
 static uint64_t
-push(const struct entry *e, size_t rawsz)
+push(struct odbfs *fs, const struct entry *e, size_t rawsz)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
 	unsigned char *buf = NULL;
@@ -431,7 +435,7 @@ push(const struct entry *e, size_t rawsz)
 	 * what it rebuilt of it (the read did not cover it all), so the
 	 * walk's first read of it finds that work done.
 	 */
-	if (readers_get_claimed(fs_->odb, FILE_MAX, &r) < 0) {
+	if (readers_get_claimed(fs->odb, FILE_MAX, &r) < 0) {
 		size = 0;
 		goto out;
 	}
@@ -449,7 +453,7 @@ push(const struct entry *e, size_t rawsz)
 	bv.buf[0].size = (size_t)size;
 	bv.buf[0].mem = (void *)data;
 	/* -ENOENT: the kernel let the inode go meanwhile. */
-	ret = fuse_lowlevel_notify_store(fs_->se, e->nodeid, 0, &bv, 0);
+	ret = fuse_lowlevel_notify_store(fs->se, e->nodeid, 0, &bv, 0);
 	if (ret == -ENOSYS) {
 		log_msg(LOGL_WARN, "the kernel takes no file data ahead of "
 		    "reads; reading ahead stops");
@@ -528,6 +532,7 @@ run(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&lock);
 	while (!stopping) {
+		struct odbfs *fs;
 		struct entry e;
 		uint64_t bytes;
 		size_t rawsz;
@@ -537,12 +542,24 @@ run(void *arg)
 			continue;
 		}
 		e = *pe;
+		/*
+		 * In a mount of many, its repository held while it is pushed,
+		 * so that it is not closed meanwhile. One closed since the
+		 * walk read from it: the walk went elsewhere, and opening it
+		 * again for files nobody asked for is not worth it.
+		 */
+		if (!(fs = forge_hold_open(fs_, l->repo)) || !fs->odb) {
+			forge_release(fs);
+			deactivate_locked(l);
+			continue;
+		}
 		l->refs++;
 		rawsz = l->rawsz;
 		/* Before a read can see it unread and not claimed. */
-		readers_claim(fs_->odb, e.id);
+		readers_claim(fs->odb, e.id);
 		pthread_mutex_unlock(&lock);
-		bytes = push(&e, rawsz);
+		bytes = push(fs, &e, rawsz);
+		forge_release(fs);
 		pthread_mutex_lock(&lock);
 		if ((l->window_bytes += bytes) >= WINDOW_BYTES)
 			l->visits = l->left = 0;

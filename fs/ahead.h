@@ -33,8 +33,12 @@
 /* The regular files one directory stream has shown the kernel, in order. */
 struct ahead_list;
 
-/* A new, empty list with one reference; NULL when out of memory. */
-struct ahead_list *ahead_list_new(void);
+/*
+ * A new, empty list with one reference, of repository repo's files (the
+ * node number of node_enter(); 0 in a mount of one); NULL when out of
+ * memory.
+ */
+struct ahead_list *ahead_list_new(uint32_t repo);
 
 /*
  * The stream showed a file: node nodeid (whose node has st_ino ino) for

@@ -293,8 +293,10 @@ wake(struct forge_fs *f)
 		    strerror(errno));
 }
 
-struct odbfs *
-forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
+/* forge_hold(); may_open false: only if it is open (forge_hold_open()). */
+static struct odbfs *
+hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
+    int *err)
 {
 	struct forge_fs *f = top->forge;
 	struct live *l;
@@ -315,7 +317,7 @@ forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
 		return NULL;
 	}
 	r = f->v[repo - 1];
-	while (need_odb && !r->live && !r->failed && !r->gone) {
+	while (need_odb && may_open && !r->live && !r->failed && !r->gone) {
 		if (r->opening) {
 			pthread_cond_wait(&f->opened, &f->lock);
 			continue;
@@ -373,6 +375,20 @@ forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
 	node_enter(repo, r->seed);
 	stats_enter(r->stats);
 	return &l->fs;
+}
+
+struct odbfs *
+forge_hold(struct odbfs *top, uint32_t repo, bool need_odb, int *err)
+{
+	return hold(top, repo, need_odb, true, err);
+}
+
+struct odbfs *
+forge_hold_open(struct odbfs *top, uint32_t repo)
+{
+	int err;
+
+	return hold(top, repo, true, false, &err);
 }
 
 void

@@ -62,6 +62,13 @@ void forge_close(struct odbfs *top);
  */
 struct odbfs *forge_hold(struct odbfs *top, uint32_t repo, bool need_odb,
     int *err);
+
+/*
+ * forge_hold(top, repo, true, ...) if repo is open now, NULL if it is
+ * not: never opens one. For work a read did not ask for (ahead.c): a
+ * walk's next files are not worth opening a repository again.
+ */
+struct odbfs *forge_hold_open(struct odbfs *top, uint32_t repo);
 void forge_release(struct odbfs *fs);
 
 #endif

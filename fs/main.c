@@ -592,10 +592,6 @@ main(int argc, char **argv)
 	fs.se = se;
 	/* After daemonizing: a thread would not survive the fork. */
 	if (forge) {
-		/*
-		 * Nothing is read ahead: the threads that do so serve one
-		 * repository (ahead.c, readers.c).
-		 */
 		if ((err = forge_run(&fs)) < 0) {
 			log_msg(LOGL_ERROR, "%s: cannot start the thread that "
 			    "closes repositories: %s", conf.repo,
@@ -609,16 +605,16 @@ main(int argc, char **argv)
 			    conf.repo, strerror(-err));
 			goto out_unmount;
 		}
-		if (!conf.noahead && (err = ahead_start(&fs)) < 0)
-			log_msg(LOGL_WARN, "cannot start the thread that reads "
-			    "ahead: %s", strerror(-err));
-		else
-			fs.ahead = !conf.noahead;
-		if (!conf.noahead && (err = readers_start()) < 0)
-			log_msg(LOGL_WARN, "cannot start the thread that "
-			    "inflates large objects ahead: %s",
-			    strerror(-err));
 	}
+	/* Before the first request: a repository opened copies fs.ahead. */
+	if (!conf.noahead && (err = ahead_start(&fs)) < 0)
+		log_msg(LOGL_WARN, "cannot start the thread that reads ahead: "
+		    "%s", strerror(-err));
+	else
+		fs.ahead = !conf.noahead;
+	if (!conf.noahead && (err = readers_start()) < 0)
+		log_msg(LOGL_WARN, "cannot start the thread that inflates "
+		    "large objects ahead: %s", strerror(-err));
 	if (opts.singlethread) {
 		ret = fuse_session_loop(se);
 	} else {
@@ -631,8 +627,9 @@ main(int argc, char **argv)
 	/* A positive value is the signal that ended the loop: a clean end. */
 	ret = ret < 0 ? 1 : 0;
 	watch_stop(watch);
-	forge_close(&fs);
+	/* Its thread may hold a repository of the forge. */
 	ahead_stop();
+	forge_close(&fs);
 	readers_clear();
 out_unmount:
 	/* Threads are joined: no request is served as root. */

@@ -301,7 +301,7 @@ odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	d->l = l;
 	if (fs->ahead)
-		d->shown = ahead_list_new();
+		d->shown = ahead_list_new(fs->repo);
 	fi->fh = (uint64_t)(uintptr_t)d;
 	/*
 	 * Listings under an id never change: the kernel may keep them. Those
