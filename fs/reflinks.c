@@ -36,7 +36,7 @@ struct shown_ref {
 struct shown {
 	struct shown_ref *v;
 	size_t n;
-	char head[4096 + 64];	/* where HEAD pointed, or "" */
+	char *head;		/* where HEAD pointed; NULL if unknown */
 };
 
 /*
@@ -64,6 +64,7 @@ shown_free(struct shown *s)
 	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i].name);
 	free(s->v);
+	free(s->head);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -73,6 +74,7 @@ take(struct odbfs *fs, struct shown *s)
 {
 	const struct refs *refs = odb_refs_get(fs->odb);
 	size_t n = 0, count = refs_count(refs);
+	char head[4096 + 64];
 
 	memset(s, 0, sizeof(*s));
 	if (count && (s->v = calloc(count, sizeof(*s->v))))
@@ -83,8 +85,10 @@ take(struct odbfs *fs, struct shown *s)
 		}
 	s->n = n;
 	odb_refs_put(fs->odb);
-	if (view_head_target(fs, s->head, sizeof(s->head)) < 0)
-		s->head[0] = '\0';
+	/* On the heap at its length: a mount of many holds one per open. */
+	if (view_head_target(fs, head, sizeof(head)) < 0)
+		head[0] = '\0';
+	s->head = strdup(head);
 }
 
 /* Is some ref of s under the directory dir (with no '/' at its end)? */
@@ -163,7 +167,7 @@ reflinks_published(struct odbfs *fs)
 			i++, j++;
 		}
 	}
-	if (strcmp(shown->head, now.head))
+	if (!shown->head || !now.head || strcmp(shown->head, now.head))
 		view_drop_entry(fs, "", "HEAD");
 	shown_free(shown);
 	*shown = now;

@@ -10,8 +10,12 @@
 
 #include "cache.h"
 
-/* Buckets to begin with; doubled whenever entries outnumber them. */
-#define MIN_BUCKETS 4096
+/*
+ * Buckets to begin with; doubled whenever entries outnumber them. Few: a
+ * mount of many opens hundreds of repositories, most of which never
+ * rebuild a delta (4 096 cost 32 KiB each, most of what one open took).
+ */
+#define MIN_BUCKETS 64
 
 struct entry {
 	uint64_t pack, off;

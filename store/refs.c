@@ -354,6 +354,13 @@ load(const struct repo *repo, const struct refs *prev, struct refs **out)
 		}
 		b.v[n++] = b.v[i];
 	}
+	/* At its size: a mount of many holds the refs of each open. */
+	if (n && n < b.alloc) {
+		struct ref *fit = realloc(b.v, n * sizeof(*fit));
+
+		if (fit)
+			b.v = fit;
+	}
 	refs->v = b.v;
 	refs->n = n;
 	b.v = NULL;

@@ -21,8 +21,12 @@
 #include "oid.h"
 #include "snapshot.h"
 
-/* About 16 bits per object keep false positives near 1 in 16. */
-#define FILTER_MIN_BITS 16
+/*
+ * About 16 bits per object keep false positives near 1 in 16. A small
+ * repository's filter is small too (1 024 bits, 128 bytes): a mount of
+ * many holds one per repository open.
+ */
+#define FILTER_MIN_BITS 10
 #define FILTER_MAX_BITS 28
 
 static inline void
