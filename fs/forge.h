@@ -50,6 +50,12 @@ void forge_count(const struct odbfs *top, size_t *repos, size_t *open);
 /* The root, as scanned (its real path). */
 const char *forge_root(const struct odbfs *top);
 
+/*
+ * The kernel let go of nodes: in a mount of many, what they held is given
+ * back to the system once enough has been (a no-op in a mount of one).
+ */
+void forge_forgot(struct odbfs *top, size_t nodes);
+
 /* Stop it and close every repository. */
 void forge_close(struct odbfs *top);
 

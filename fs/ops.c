@@ -225,6 +225,7 @@ static void
 odbfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	node_forget(ino, nlookup);
+	forge_forgot(fs_of(req), 1);
 	fuse_reply_none(req);
 }
 
@@ -234,6 +235,7 @@ odbfs_forget_multi(fuse_req_t req, size_t count,
 {
 	for (size_t i = 0; i < count; i++)
 		node_forget(forgets[i].ino, forgets[i].nlookup);
+	forge_forgot(fs_of(req), count);
 	fuse_reply_none(req);
 }
 
