@@ -109,6 +109,7 @@ struct forge_fs {
 	_Atomic size_t untrimmed;	/* TRIM_* freed since malloc_trim() */
 
 	struct watch_hub *hub;		/* every repository's watches */
+	struct odb_cache *cache;	/* every repository's delta bases */
 	pthread_t thread;		/* run() */
 	bool running;
 	int stopfd;
@@ -247,7 +248,7 @@ repo_open(struct forge_fs *f, struct frepo *r, uint32_t index,
 	l->fs.seed = r->seed;
 	l->fs.epoch = r->epoch;
 	l->fs.counters = r->stats;
-	if ((ret = odb_open(r->gitdir, &l->fs.odb, &why)) < 0)
+	if ((ret = odb_open_shared(r->gitdir, f->cache, &l->fs.odb, &why)) < 0)
 		goto fail;
 	l->fs.rawsz = odb_rawsz(l->fs.odb);
 	odb_set_verify(l->fs.odb, f->opts.verify);
@@ -636,6 +637,11 @@ forge_open(struct odbfs *top, const char *root,
 
 	if (!(f = calloc(1, sizeof(*f))))
 		return -ENOMEM;
+	/* One budget for all: 64 open must not take 64 times a mount's. */
+	if (!(f->cache = odb_cache_new(ODB_CACHE_BYTES))) {
+		free(f);
+		return -ENOMEM;
+	}
 	f->top = top;
 	f->opts = *opts;
 	if ((f->stopfd = eventfd(0, EFD_CLOEXEC)) < 0 ||
@@ -644,6 +650,7 @@ forge_open(struct odbfs *top, const char *root,
 		fprintf(stderr, "odbfs: %s\n", strerror(-ret));
 		if (f->stopfd >= 0)
 			close(f->stopfd);
+		odb_cache_free(f->cache);
 		free(f);
 		return ret;
 	}
@@ -657,6 +664,7 @@ forge_open(struct odbfs *top, const char *root,
 		forge_free(f->scan);
 		close(f->stopfd);
 		close(f->wakefd);
+		odb_cache_free(f->cache);
 		free(f);
 		return ret;
 	}
@@ -1002,6 +1010,7 @@ forge_close(struct odbfs *top)
 		free(p);
 	}
 	watch_hub_free(f->hub);
+	odb_cache_free(f->cache);
 	free(f->v);
 	free(f->slots);
 	forge_free(f->scan);

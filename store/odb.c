@@ -40,6 +40,7 @@
 struct odb {
 	struct repo *repo;
 	struct cache *cache;		/* delta bases, shared by snapshots */
+	bool own_cache;			/* not an odb_cache's */
 	struct snapshot *snap;		/* RCU-protected */
 	struct refs *refs;		/* RCU-protected */
 	struct commitgraph *graph;	/* RCU-protected; NULL: none */
@@ -131,8 +132,41 @@ snap_exit(void)
 	urcu_memb_read_unlock();
 }
 
+/* Only a wrapper: its cache is an odb's like any other. */
+struct odb_cache {
+	struct cache *c;
+};
+
+struct odb_cache *
+odb_cache_new(size_t max_bytes)
+{
+	struct odb_cache *oc = malloc(sizeof(*oc));
+
+	if (oc && !(oc->c = cache_new(max_bytes))) {
+		free(oc);
+		oc = NULL;
+	}
+	return oc;
+}
+
+void
+odb_cache_free(struct odb_cache *oc)
+{
+	if (!oc)
+		return;
+	cache_free(oc->c);
+	free(oc);
+}
+
 int
 odb_open(const char *path, struct odb **out, const char **why)
+{
+	return odb_open_shared(path, NULL, out, why);
+}
+
+int
+odb_open_shared(const char *path, struct odb_cache *shared, struct odb **out,
+    const char **why)
 {
 	struct odb *odb;
 	int ret;
@@ -146,7 +180,11 @@ odb_open(const char *path, struct odb **out, const char **why)
 	pthread_mutex_init(&odb->walk_lock, NULL);
 	if ((ret = repo_open(path, &odb->repo, why)) < 0)
 		goto fail;
-	if (!(odb->cache = cache_new(ODB_CACHE_BYTES))) {
+	if (shared) {
+		odb->cache = shared->c;
+	} else if ((odb->cache = cache_new(ODB_CACHE_BYTES))) {
+		odb->own_cache = true;
+	} else {
 		*why = "out of memory";
 		ret = -ENOMEM;
 		goto fail;
@@ -178,7 +216,8 @@ odb_close(struct odb *odb)
 	if (!odb)
 		return;
 	snapshot_free(odb->snap);
-	cache_free(odb->cache);
+	if (odb->own_cache)
+		cache_free(odb->cache);
 	refs_free(odb->refs);
 	commitgraph_free(odb->graph);
 	free(odb->shallow);

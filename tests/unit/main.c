@@ -169,6 +169,7 @@ main(void)
 		{ "zio", test_zio },
 		{ "loose", test_loose },
 		{ "map", test_map },
+		{ "odbcache", test_odbcache },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

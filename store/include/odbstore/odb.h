@@ -33,6 +33,25 @@ struct odb;
 int odb_open(const char *path, struct odb **out, const char **why);
 void odb_close(struct odb *odb);
 
+/*
+ * A delta base cache for many odbs to share, within one budget: a mount
+ * of many repositories holds 64 MiB of bases in all, not 64 MiB for each
+ * repository open. Its keys are packs' serials, unique in the process
+ * and never reused: one repository's bases are never another's, and a
+ * closed pack's age out. NULL when out of memory.
+ */
+struct odb_cache;
+struct odb_cache *odb_cache_new(size_t max_bytes);
+/* After every odb that shares it is closed. */
+void odb_cache_free(struct odb_cache *c);
+
+/*
+ * odb_open(), keeping its delta bases in shared (NULL: a cache of its
+ * own). Its stats' cache_hits and cache_misses are then shared's.
+ */
+int odb_open_shared(const char *path, struct odb_cache *shared,
+    struct odb **out, const char **why);
+
 /* The repository, the store's own; valid until odb_close(). */
 struct repo;
 const struct repo *odb_repo(const struct odb *odb);
