@@ -309,6 +309,52 @@ enoent_or_eio() {
 	done < <(awk 'NR % 20 == 3' "$REPOS")
 }
 
+@test "every object of every one of the 1 000 repositories, with -o max_repos=16, reads as git cat-file prints it" {
+	local status=0
+	mount_root "$FORGE" "$MNT" -o max_repos=16
+	log_mark
+	# One git cat-file --batch-all-objects --batch a repository (its
+	# alternates' objects too), against objects/<id>: bytes and st_size.
+	python3 - "$MNT" "$REPOS" >"$BATS_TEST_TMPDIR/out" <<'PY' || status=1
+import os, subprocess, sys
+mnt, repos = sys.argv[1], sys.argv[2]
+n = bad = nrepos = 0
+for line in open(repos):
+    path, gitdir = line.split()[:2]
+    nrepos += 1
+    out = subprocess.run(["git", "--git-dir=" + gitdir, "cat-file",
+                          "--batch-all-objects", "--batch"],
+                         check=True, capture_output=True).stdout
+    i = 0
+    while i < len(out):
+        nl = out.index(b"\n", i)
+        oid, typ, size = out[i:nl].decode().split()
+        size = int(size)
+        want = out[nl + 1:nl + 1 + size]
+        i = nl + 1 + size + 1
+        f = os.path.join(mnt, path, "objects", oid)
+        n += 1
+        try:
+            with open(f, "rb") as fh:
+                got = fh.read()
+            st = os.stat(f).st_size
+        except OSError as e:
+            print("error", f, e)
+            bad += 1
+            continue
+        if got != want or st != size:
+            print("differs", f, typ, size, len(got), st)
+            bad += 1
+print("#", n, "objects of", nrepos, "repositories,", bad, "wrong")
+sys.exit(1 if bad or n < 5 * nrepos else 0)
+PY
+	tail -1 "$BATS_TEST_TMPDIR/out" >&3
+	head -5 "$BATS_TEST_TMPDIR/out" >&2
+	[ "$status" -eq 0 ]
+	no_new_log
+	[ "$(open_repos)" -le 32 ]
+}
+
 @test "the same object in two repositories has two inode numbers, a fork's borrowed blob too" {
 	local p0 g0 p1 g1 p3 g3 p4 g4 blob
 	read -r p0 g0 _ < <(repo_line 0)
