@@ -18,7 +18,7 @@
 #      read (no process); the floor: floorfs serving a snapshot of a
 #      single mount of one of them at the same depth
 #      (gK/rI.git/HEAD/tree/README), mounted afresh for every first read,
-#      without --push (a forge reads nothing ahead).
+#      without --push (one read is no walk: nothing is read ahead).
 #   c. restic backup of a whole 1 000-repository forge: one daemon
 #      (--root) against one daemon per repository (odbfs GITDIR
 #      MNT2/<path>, mounted one after the other; restic crosses mount
@@ -296,7 +296,7 @@ say ""
 
 say "### 6b. The first read of a repository not yet opened (same daemon, max_repos=100, 100 open)"
 say ""
-say "Medians over ${#picks[@]} repositories (gK/rI.git, I from ${picks[0]} to ${picks[-1]}, never looked up before), half read with \`cat\` (its process included: \`cat\` of a file on tmpfs takes $(printf '%s\n' "${ref[@]}" | median) ms here), half by the shell itself (\`read -r -d '' x <PATH\`: open, read, close, no process; of a file on tmpfs $(printf '%s\n' "${ref2[@]}" | median) ms). Floor: floorfs --from a snapshot of a single mount of $frp at the same path, mounted afresh (and listed, as \`ls MNT\` listed the forge) before each first read, no --push (a forge reads nothing ahead)."
+say "Medians over ${#picks[@]} repositories (gK/rI.git, I from ${picks[0]} to ${picks[-1]}, never looked up before), half read with \`cat\` (its process included: \`cat\` of a file on tmpfs takes $(printf '%s\n' "${ref[@]}" | median) ms here), half by the shell itself (\`read -r -d '' x <PATH\`: open, read, close, no process; of a file on tmpfs $(printf '%s\n' "${ref2[@]}" | median) ms). Floor: floorfs --from a snapshot of a single mount of $frp at the same path, mounted afresh (and listed, as \`ls MNT\` listed the forge) before each first read, no --push (one read is no walk: nothing is read ahead)."
 say ""
 row "what | floor, ms | odbfs, ms | ratio (odbfs/floor)"
 row "---|---|---|---"
