@@ -81,7 +81,7 @@ deps:
 	@.ci/deps
 
 check: deps
-	@$(MAKE) --no-print-directory all tests/unit/unit-asan
+	@$(MAKE) --no-print-directory all tests/unit/unit-asan odbfs-asan
 	@tests/run
 
 demo: deps

@@ -20,6 +20,7 @@
  * it is read when a walk is under way (ahead.c).
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,11 +264,24 @@ odbfs_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	union node_buf nb;
 	struct node *n = node_get(ino, &nb);
+	char target[PATH_MAX];
 
-	if (!S_ISLNK(n->mode))
+	if (!S_ISLNK(n->mode)) {
 		fuse_reply_err(req, EINVAL);
-	else
+		return;
+	}
+	/*
+	 * Replied from a copy: the reply wakes the reader, whose dput() may
+	 * have the kernel forget the node, freed by another thread while
+	 * writev() is still returning here (AddressSanitizer checks the
+	 * iovec after the call, and saw it freed). Targets are shorter.
+	 */
+	if (strlen(n->data) < sizeof(target)) {
+		strcpy(target, n->data);
+		fuse_reply_readlink(req, target);
+	} else {
 		fuse_reply_readlink(req, n->data);
+	}
 }
 
 /* An open directory: its listing, and the files it showed the kernel. */
@@ -285,12 +299,17 @@ odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct dirlist *l;
 	int ret;
 	struct odbfs *fs = fs_get(req, n, true, &ret);
+	bool ahead;
+	uint32_t repo;
 
 	if (!fs) {
 		fuse_reply_err(req, to_errno(ret));
 		return;
 	}
 	ret = view_list(fs, n, &l);
+	/* Once let go, a mount of many's fs may be closed and freed. */
+	ahead = fs->ahead;
+	repo = fs->repo;
 	fs_put(fs);
 	if (ret < 0) {
 		fuse_reply_err(req, to_errno(ret));
@@ -302,8 +321,8 @@ odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	d->l = l;
-	if (fs->ahead)
-		d->shown = ahead_list_new(fs->repo);
+	if (ahead)
+		d->shown = ahead_list_new(repo);
 	fi->fh = (uint64_t)(uintptr_t)d;
 	/*
 	 * Listings under an id never change: the kernel may keep them. Those

@@ -738,6 +738,8 @@ sort_unique(unsigned char *ids, size_t n, size_t rawsz)
 {
 	size_t k = 0;
 
+	if (n == 0)
+		return 0;	/* ids may be NULL: no qsort_r() of it */
 	qsort_r(ids, n, rawsz, cmp_raw, &rawsz);
 	for (size_t i = 0; i < n; i++)
 		if (k == 0 || memcmp(ids + (k - 1) * rawsz, ids + i * rawsz,

@@ -786,3 +786,32 @@ broken_repo_served() {
 	cat "$MNT/g0/r0.git/HEAD/tree/README" >/dev/null
 	[ "$(awk '$1 == "repositories_open" { print $2 }' "$MNT/.odbfs/stats")" -eq 1 ]
 }
+
+# The second outsider's case (issue 17): readers in parallel over more
+# repositories than may be open, under AddressSanitizer (a listing's
+# opendir read its repository's struct after letting it go, and the
+# forge's thread could have freed it).
+@test "tar, find | cat, readlink and ls -lR at once over 8 repositories with max_repos=1: no error under AddressSanitizer" {
+	local root=$BATS_TEST_TMPDIR/forge k dirs=() pids
+	[ -x "$TOP/odbfs-asan" ] || skip "odbfs-asan is not built (make odbfs-asan)"
+	small_forge "$root"
+	ODBFS=$TOP/odbfs-asan mount_root "$root" "$MNT" -o max_repos=1
+	for k in 1 2 3 4 5 6 7 8; do
+		dirs+=("$MNT/g0/r$k.git/objects" "$MNT/g0/r$k.git/refs")
+	done
+	for k in 1 2 3; do
+		pids=()
+		tar -cf /dev/null "${dirs[@]}" 2>/dev/null & pids+=($!)
+		find "${dirs[@]}" -type f -print0 | xargs -0 cat >/dev/null &
+		pids+=($!)
+		find "${dirs[@]}" -type l -print0 | xargs -0 readlink >/dev/null &
+		pids+=($!)
+		ls -lR "${dirs[@]}" >/dev/null & pids+=($!)
+		# Not a bare wait: the daemon is a child of this shell too.
+		wait "${pids[@]}"
+	done
+	running "$DAEMON_PID"
+	! grep -E "AddressSanitizer|runtime error" "$MNT.log"
+	check_repo "$root/g0/r1.git" g0/r1.git
+	check_repo "$root/g0/r4.git" g0/r4.git
+}
