@@ -221,6 +221,16 @@ live_close(struct live *l)
 	if (!l)
 		return;
 	watch_stop(l->watch);
+	/*
+	 * Closed, nothing watches its refs: the kernel would keep the links
+	 * of HEAD and refs/ it has (a ref moved meanwhile stayed the old one
+	 * until some operation opened the repository again). They go now;
+	 * what is under an id never changes and stays.
+	 */
+	node_enter(l->fs.repo, l->fs.seed);
+	view_drop_entry(&l->fs, "", "HEAD");
+	view_drop_entry(&l->fs, "", "refs");
+	node_enter(0, 0);
 	readers_drop(l->fs.odb);
 	reflinks_free(&l->fs);
 	odb_close(l->fs.odb);

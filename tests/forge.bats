@@ -815,3 +815,19 @@ broken_repo_served() {
 	check_repo "$root/g0/r1.git" g0/r1.git
 	check_repo "$root/g0/r4.git" g0/r4.git
 }
+
+@test "a ref moved while its repository is closed shows at once, though the kernel had the old link" {
+	local root=$BATS_TEST_TMPDIR/forge c
+	small_forge "$root"
+	mount_root "$root" "$MNT" -o max_repos=1
+	check_repo "$root/g0/r1.git" g0/r1.git
+	cat "$MNT/g0/r1.git/HEAD/tree/README" >/dev/null
+	# r2 opens, so r1 is closed; then r1's main moves.
+	cat "$MNT/g0/r2.git/HEAD/tree/README" >/dev/null
+	within_a_second test "$(open_repos)" -le 1
+	c=$(git --git-dir="$root/g0/r1.git" commit-tree -m moved -p main 'main^{tree}')
+	git --git-dir="$root/g0/r1.git" update-ref refs/heads/main "$c"
+	# Nothing opens r1: the kernel's own entries answer, or a lookup.
+	link_is "$MNT/g0/r1.git/refs/heads/main" "../../commits/$c"
+	[ "$(cat "$MNT/g0/r1.git/HEAD/message")" = moved ]
+}
