@@ -245,11 +245,28 @@ static int
 repo_open(struct forge_fs *f, struct frepo *r, uint32_t index,
     struct live **out)
 {
-	struct live *l;
+	struct live *l = NULL;
 	const char *why = "out of memory";
 	int ret = -ENOMEM;
 
 	*out = NULL;
+	/*
+	 * Read with the rights of one user for all (the owner of the root,
+	 * or -o owner=): a repository someone else owns could name, in its
+	 * alternates or an objects/ link, what only that user may read, as
+	 * SECURITY says. It is not served. (Whoever may rename in the group
+	 * above could still swap one in between this stat and the open.)
+	 */
+	{
+		struct stat st;
+
+		if (stat(r->gitdir, &st) == 0 && st.st_uid != geteuid()) {
+			why = "owned by another user than the one the mount "
+			    "reads as (see -o owner=)";
+			ret = -EACCES;
+			goto fail;
+		}
+	}
 	if (!(l = calloc(1, sizeof(*l))))
 		goto fail;
 	l->fs = *f->top;

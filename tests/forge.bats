@@ -831,3 +831,23 @@ broken_repo_served() {
 	link_is "$MNT/g0/r1.git/refs/heads/main" "../../commits/$c"
 	[ "$(cat "$MNT/g0/r1.git/HEAD/message")" = moved ]
 }
+
+@test "a repository another user owns, whose alternates name what only root reads, is not served: one log line" {
+	local root=$BATS_TEST_TMPDIR/forge sec=$BATS_TEST_TMPDIR/sec id
+	small_forge "$root"
+	mkdir -m 700 "$sec"
+	git init -q --bare "$sec/s.git"
+	id=$(echo TOPSECRET | git --git-dir="$sec/s.git" hash-object -w --stdin)
+	git init -q --bare "$root/g0/evil.git"
+	echo "$sec/s.git/objects" >"$root/g0/evil.git/objects/info/alternates"
+	chown -R nobody "$root/g0/evil.git"
+	mount_root "$root" "$MNT"
+	log_mark
+	run cat "$MNT/g0/evil.git/objects/$id"
+	[ "$status" -ne 0 ]
+	[[ $output != *TOPSECRET* ]]
+	enoent_or_eio "$output"
+	grep -q "evil.git.*owned by another user" "$MNT.log"
+	check_repo "$root/g0/r1.git" g0/r1.git
+	running "$DAEMON_PID"
+}
