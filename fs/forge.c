@@ -791,14 +791,25 @@ rescan(struct forge_fs *f)
 		const struct forge_repo *fr = forge_find(now, r->path);
 		struct stat st;
 		/* Another git directory, or another at the same place. */
+		/*
+		 * Closed ones too (those opened once: the kernel may keep
+		 * their objects' entries, for a day): another repository
+		 * put in a closed one's place must not be served its ids.
+		 */
+		bool seen = r->live || r->opened;
+		bool found = fr && seen && stat(fr->gitdir, &st) == 0;
 		bool moved = fr && (strcmp(fr->gitdir, r->gitdir) ||
-		    (r->live && (stat(fr->gitdir, &st) < 0 ||
-		    st.st_dev != r->dev || st.st_ino != r->ino)));
+		    (seen && (!found || st.st_dev != r->dev ||
+		    st.st_ino != r->ino)));
 		char *g;
 
-		if (moved && r->live && replaced &&
+		if (moved && seen && replaced &&
 		    (replaced[nreplaced] = strdup(r->path)))
 			nreplaced++;
+		if (moved && found && !r->live) {
+			r->dev = st.st_dev;	/* dropped once, not each rescan */
+			r->ino = st.st_ino;
+		}
 		r->replaced |= moved && r->live;
 		f->sweep |= moved && r->live;
 

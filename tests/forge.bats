@@ -851,3 +851,19 @@ broken_repo_served() {
 	check_repo "$root/g0/r1.git" g0/r1.git
 	running "$DAEMON_PID"
 }
+
+@test "a closed repository replaced by another at its path: the old one's objects are no longer served" {
+	local root=$BATS_TEST_TMPDIR/forge c
+	small_forge "$root"
+	mount_root "$root" "$MNT" -o max_repos=1
+	c=$(git --git-dir="$root/g0/r1.git" rev-parse main)
+	cmp <(git --git-dir="$root/g0/r1.git" cat-file commit "$c") "$MNT/g0/r1.git/objects/$c"
+	# r2 opens, r1 is closed; then r3 takes r1's place.
+	cat "$MNT/g0/r2.git/HEAD/tree/README" >/dev/null
+	mv "$root/g0/r1.git" "$root/g0/old.git"
+	mv "$root/g0/r3.git" "$root/g0/r1.git"
+	within_a_second listed "$MNT/g0" old.git
+	run cat "$MNT/g0/r1.git/objects/$c"
+	[ "$status" -ne 0 ]
+	check_repo "$root/g0/r1.git" g0/r1.git
+}
