@@ -255,24 +255,24 @@ one_read() {
 	v=$(ms "$t0" "$t1")
 }
 declare -A rd=()	# rd[HOW,fs,n]: the times, one a line
+# three_reads HOW SIDE REPO: README (the first read), README again and
+# Makefile under REPO/HEAD/tree, each time added to rd[HOW,SIDE,0..2].
+three_reads() {
+	local n=0 f
+	for f in README README Makefile; do
+		one_read "$1" "$3/HEAD/tree/$f"
+		rd[$1,$2,$n]+="$v"$'\n'
+		n=$((n + 1))
+	done
+}
 for ((j = 0; j < ${#picks[@]}; j++)); do
 	how=cat
 	((j % 2)) && how=fsb
 	rpath "${picks[j]}"
-	n=0
-	for f in README README Makefile; do
-		one_read $how "$fm/$rp/HEAD/tree/$f"
-		rd[$how,o,$n]+="$v"$'\n'
-		n=$((n + 1))
-	done
+	three_reads $how o "$fm/$rp"
 	"$top/bench/floorfs" --from "$fscratch/one.snap" -o ro,default_permissions "$flm"
 	ls "$flm" >/dev/null	# as `ls MNT` listed the forge's groups
-	n=0
-	for f in README README Makefile; do
-		one_read $how "$flm/$frp/HEAD/tree/$f"
-		rd[$how,f,$n]+="$v"$'\n'
-		n=$((n + 1))
-	done
+	three_reads $how f "$flm/$frp"
 	fusermount3 -u "$flm"
 done
 ref=()
