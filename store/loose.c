@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "odbstore/log.h"
+#include "odbstore/repo.h"
 #include "loose.h"
 #include "oid.h"
 #include "zio.h"
@@ -119,12 +120,39 @@ scan_fanout(struct builder *b, int objfd, const char *objdir, unsigned byte,
 	return ret;
 }
 
+void
+repo_fanouts(const char *objdir, uint64_t have[4])
+{
+	static const char hexdigits[] = "0123456789abcdef";
+	const char *hi, *lo;
+	struct dirent *de;
+	unsigned b;
+	DIR *d = opendir(objdir);
+
+	if (!d) {
+		memset(have, 0xff, 4 * sizeof(*have));
+		return;
+	}
+	memset(have, 0, 4 * sizeof(*have));
+	while ((de = readdir(d))) {
+		if (strlen(de->d_name) != 2 ||
+		    !(hi = strchr(hexdigits, de->d_name[0])) ||
+		    !(lo = strchr(hexdigits, de->d_name[1])))
+			continue;
+		b = (unsigned)(hi - hexdigits) * 16 +
+		    (unsigned)(lo - hexdigits);
+		have[b / 64] |= (uint64_t)1 << (b % 64);
+	}
+	closedir(d);
+}
+
 int
 looseset_scan(struct looseset *set, char *const *dirs, size_t ndirs,
     size_t rawsz)
 {
 	struct builder b = { .rawsz = rawsz };
 	size_t rec = rawsz + 1, n = 0;
+	uint64_t have[4];
 	int ret = 0;
 
 	memset(set, 0, sizeof(*set));
@@ -134,9 +162,11 @@ looseset_scan(struct looseset *set, char *const *dirs, size_t ndirs,
 
 		if (objfd < 0)
 			continue;
+		repo_fanouts(dirs[d], have);
 		for (unsigned byte = 0; byte < 256 && ret == 0; byte++)
-			ret = scan_fanout(&b, objfd, dirs[d], byte,
-			    (unsigned)d);
+			if (have[byte / 64] & ((uint64_t)1 << (byte % 64)))
+				ret = scan_fanout(&b, objfd, dirs[d], byte,
+				    (unsigned)d);
 		close(objfd);
 	}
 	if (ret < 0)

@@ -28,9 +28,10 @@
 #include <xxhash.h>
 
 #include "odbstore/log.h"
+#include "odbstore/repo.h"
+#include "odbstore/watch.h"
 #include "oid.h"
 #include "snapshot.h"
-#include "odbstore/watch.h"
 
 enum wkind {
 	W_NONE, W_OBJDIR, W_FANOUT, W_PACKDIR, W_INFO, W_GITDIR, W_REFS,
@@ -409,6 +410,7 @@ watch_graphs(struct watch *w, unsigned d)
 static int
 setup(struct watch *w)
 {
+	uint64_t have[4];
 	char path[4096];
 	int ret;
 
@@ -445,8 +447,11 @@ setup(struct watch *w)
 			return ret;
 		if ((ret = watch_graphs(w, d)) < 0)
 			return ret;
+		/* After objects/'s own watch: one made since is an event. */
+		repo_fanouts(o, have);
 		for (unsigned b = 0; b < 256; b++)
-			watch_fanout(w, d, b, false);
+			if (have[b / 64] & ((uint64_t)1 << (b % 64)))
+				watch_fanout(w, d, b, false);
 	}
 	/* HEAD lives in the git directory, refs in the common one. */
 	if ((ret = add_watch(w, w->repo->gitdir, GITDIR_MASK, W_GITDIR, 0,
@@ -652,8 +657,8 @@ publish_objects(struct watch *w)
 		log_msg(LOGL_INFO, "%s: alternates changed: %zu object "
 		    "directories", w->repo->commondir, w->repo->nobjdirs);
 	if (ret < 0)
-		log_msg(LOGL_ERROR, "refreshing the object database: %s",
-		    strerror(-ret));
+		log_msg(LOGL_ERROR, "%s: refreshing the object database: %s",
+		    w->repo->commondir, strerror(-ret));
 	c->full = c->packs = false;
 	c->ntouched = 0;
 	w->alternates = false;
@@ -683,15 +688,15 @@ publish(struct watch *w)
 	 */
 	w->graph = false;
 	if (graph && (gret = odb_graph_reload(w->odb)) < 0)
-		log_msg(LOGL_ERROR, "reading the commit-graph: %s",
-		    strerror(-gret));
+		log_msg(LOGL_ERROR, "%s: reading the commit-graph: %s",
+		    w->repo->commondir, strerror(-gret));
 	if (w->refs) {
 		int rret;
 
 		w->refs = false;
 		if ((rret = odb_refs_reload(w->odb)) < 0)
-			log_msg(LOGL_ERROR, "reading references: %s",
-			    strerror(-rret));
+			log_msg(LOGL_ERROR, "%s: reading references: %s",
+			    w->repo->commondir, strerror(-rret));
 	}
 	if (ret == 0 && w->published)
 		w->published(w->ctx);

@@ -7,6 +7,7 @@
 #define ODBSTORE_REPO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct stat;
 
@@ -40,5 +41,14 @@ int repo_walk(const char *dir, const char *path, repo_entry_fn *fn,
  */
 int repo_locate(const char *path, repo_entry_fn *fn, void *ctx,
     char **gitdir, char **commondir, const char **why);
+
+/*
+ * Which loose-object fan-out directories (00 to ff) the object
+ * directory objdir holds: bit b of have[b / 64], from one listing of it
+ * (names of two lowercase hex digits), or all 256 when it cannot be
+ * listed. Most repositories hold few loose objects; one listing spares a
+ * look at each of the rest.
+ */
+void repo_fanouts(const char *objdir, uint64_t have[4]);
 
 #endif
