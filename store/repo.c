@@ -830,7 +830,7 @@ add_alternates(struct repo *repo, const char *dir, unsigned depth)
 	/* As git: alternates it cannot read are warned about, then skipped. */
 	if ((ret = repo_read_file(path, 1 << 20, &text)) < 0) {
 		if (ret != -ENOENT && ret != -ENOMEM)
-			log_msg(LOGL_WARN, "%s: %s: ignored", path,
+			log_once(LOGL_WARN, "%s: %s: ignored", path,
 			    ret == -ENOTREG ? "not a regular file" :
 			    strerror(-ret));
 		free(path);
@@ -861,7 +861,7 @@ add_alternates(struct repo *repo, const char *dir, unsigned depth)
 			continue;
 		}
 		if (depth >= REPO_MAX_ALTERNATE_DEPTH) {
-			log_msg(LOGL_WARN, "%s: alternates nested deeper than "
+			log_once(LOGL_WARN, "%s: alternates nested deeper than "
 			    "%d: %s ignored", path, REPO_MAX_ALTERNATE_DEPTH,
 			    line);
 			free(line);
@@ -900,7 +900,7 @@ add_objdir(struct repo *repo, const char *dir, unsigned depth)
 		closedir(d);
 	if (err) {
 		if (depth)
-			log_msg(LOGL_WARN, "alternate %s: %s: ignored", dir,
+			log_once(LOGL_WARN, "alternate %s: %s: ignored", dir,
 			    strerror(err));
 		free(real);
 		return depth ? 0 : -ENOENT;
@@ -912,7 +912,7 @@ add_objdir(struct repo *repo, const char *dir, unsigned depth)
 		}
 	/* Directory numbers are stored in a byte; see struct looseset. */
 	if (repo->nobjdirs >= 255) {
-		log_msg(LOGL_WARN, "too many alternates: %s ignored", real);
+		log_once(LOGL_WARN, "too many alternates: %s ignored", real);
 		free(real);
 		return 0;
 	}
