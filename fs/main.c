@@ -53,7 +53,7 @@
 struct config {
 	char *repo;
 	char *root;		/* --root DIR: every repository under DIR */
-	unsigned max_repos;	/* -o max_repos=N: open at once, at most */
+	char *max_repos;	/* -o max_repos=N: open at once, at most */
 	char *negative_timeout;	/* seconds, as given */
 	char *refresh;		/* watch, never, poll=SECONDS */
 	char *loglevel;		/* error, warn, info, debug */
@@ -76,7 +76,7 @@ static const struct fuse_opt config_opts[] = {
 	OPT("umask=%s", umask),
 	OPT("--root=%s", root),
 	OPT("--root %s", root),
-	OPT("max_repos=%u", max_repos),
+	OPT("max_repos=%s", max_repos),
 	FUSE_OPT_END
 };
 
@@ -128,6 +128,25 @@ parse_umask(const char *s)
 	errno = 0;
 	m = strtol(s, &end, 8);
 	return end == s || *end || errno || m < 0 || m > 0777 ? -1 : (int)m;
+}
+
+/* Repositories open at once, most: a cap on fds and watches, not a goal. */
+#define MAX_REPOS_CAP 65536
+
+/* -o max_repos=: 1 to MAX_REPOS_CAP; the default if absent. 0 if invalid. */
+static unsigned
+parse_max_repos(const char *s)
+{
+	char *end;
+	unsigned long n;
+
+	if (!s)
+		return FORGE_MAX_OPEN;
+	if (!*s || s[strspn(s, "0123456789")])
+		return 0;	/* strtoul would take "-1" and " 8" */
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	return *end || errno || n < 1 || n > MAX_REPOS_CAP ? 0 : (unsigned)n;
 }
 
 /*
@@ -427,6 +446,7 @@ main(int argc, char **argv)
 	double negative_timeout;
 	bool forge = false;
 	long refresh;
+	unsigned max_repos;
 	int ret = 1, err, level, umask_bits;
 
 	if (fuse_opt_parse(&args, &conf, config_opts, take_repo) != 0 ||
@@ -476,6 +496,16 @@ main(int argc, char **argv)
 		    "poll=SECONDS\n", conf.refresh);
 		goto out;
 	}
+	if (!(max_repos = parse_max_repos(conf.max_repos))) {
+		fprintf(stderr, "odbfs: max_repos=%s: expected a number of "
+		    "repositories, 1 to %d\n", conf.max_repos, MAX_REPOS_CAP);
+		goto out;
+	}
+	if (conf.max_repos && !conf.root) {
+		fprintf(stderr, "odbfs: max_repos= goes with --root DIR, not "
+		    "with one REPO\n");
+		goto out;
+	}
 	if ((level = parse_loglevel(conf.loglevel)) < 0) {
 		fprintf(stderr, "odbfs: loglevel=%s: expected error, warn, info "
 		    "or debug\n", conf.loglevel);
@@ -517,8 +547,7 @@ main(int argc, char **argv)
 	fs.umask = (mode_t)umask_bits;
 	if (forge) {
 		struct forge_opts fo = {
-			.max_open = conf.max_repos ? conf.max_repos :
-			    FORGE_MAX_OPEN,
+			.max_open = max_repos,
 			.published = odbfs_published,
 			.refresh = refresh,
 			.verify = conf.verify,
@@ -652,6 +681,7 @@ out:
 	free(conf.negative_timeout);
 	free(conf.loglevel);
 	free(conf.owner);
+	free(conf.max_repos);
 	free(conf.umask);
 	fuse_opt_free_args(&args);
 	return ret;

@@ -419,6 +419,25 @@ PY
 	[ "$(cut -d' ' -f1 "$BATS_TEST_TMPDIR/before" | sort -u | wc -l)" -ge 300 ]
 }
 
+@test "-o max_repos= other than a number from 1, or without --root: refused, naming the option; nothing mounted" {
+	local root=$BATS_TEST_TMPDIR/forge v
+	small_forge "$root"
+	mkdir -p "$MNT"
+	for v in -1 0 1x " 8" "" 65537 99999999999999999999; do
+		run timeout 10 "$ODBFS" -f -o "max_repos=$v" --root "$root" "$MNT"
+		[ "$status" -eq 1 ]
+		[[ $output == *"max_repos=$v: expected a number of repositories"* ]]
+		! mountpoint -q "$MNT"
+	done
+	run timeout 10 "$ODBFS" -f -o max_repos=8 "$root/g0/r1.git" "$MNT"
+	[ "$status" -eq 1 ]
+	[[ $output == *"max_repos= goes with --root"* ]]
+	! mountpoint -q "$MNT"
+	mount_root "$root" "$MNT" -o max_repos=1
+	check_repo "$root/g0/r1.git" g0/r1.git
+	check_repo "$root/g0/r2.git" g0/r2.git
+}
+
 @test "-o max_repos=4: thirty repositories read in turn, then the first again, each as git says" {
 	local p g n=0 most=0 o
 	mount_root "$FORGE" "$MNT" -o max_repos=4
