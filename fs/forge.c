@@ -38,6 +38,7 @@
 #include "odbstore/forge.h"
 #include "odbstore/log.h"
 #include "odbstore/watch.h"
+#include "owner.h"
 #include "readers.h"
 #include "reflinks.h"
 #include "stats.h"
@@ -65,6 +66,7 @@ struct frepo {
 	dev_t dev;		/* of the git directory it opened */
 	ino_t ino;
 	bool failed;		/* its open failed (logged): absent */
+	uint64_t print;		/* ...and how it looked then (fail_print()) */
 	bool tell;		/* ...and the kernel's entry of it is to go */
 	bool gone;		/* no longer found under the root */
 	uint64_t used;		/* LRU clock */
@@ -102,6 +104,7 @@ struct forge_fs {
 	uint32_t *slots;		/* path hash -> index + 1 */
 	size_t nslots;			/* a power of two */
 	size_t nopen;
+	size_t nfailed;			/* failed, not gone: not listed */
 	uint64_t clock;
 	bool sweep;			/* a repository gone may be open */
 	struct live *closing;		/* for run() to close */
@@ -238,35 +241,102 @@ live_close(struct live *l)
 }
 
 /*
+ * How the git directory of a repository that failed to open looks: its
+ * own entry, config, objects/ and objects/info/ as stat(2) sees them (0
+ * for one missing), hashed. A rescan tries it again only if this changed:
+ * else it would come back into listings at every change in the root,
+ * and fail again at the next lookup.
+ */
+static uint64_t
+fail_print(const char *gitdir)
+{
+	static const char *const rels[] = { "", "/config", "/objects",
+	    "/objects/info" };
+	char path[PATH_MAX];
+	uint64_t h = 0;
+
+	for (size_t i = 0; i < sizeof(rels) / sizeof(*rels); i++) {
+		struct stat st;
+		struct {
+			uint64_t dev, ino, size, mode, uid, gid;
+			struct timespec mtim, ctim;
+		} key = { 0 };
+
+		/* Fields one by one: no padding of struct stat is hashed. */
+		if ((size_t)snprintf(path, sizeof(path), "%s%s", gitdir,
+		    rels[i]) < sizeof(path) && stat(path, &st) == 0) {
+			key.dev = st.st_dev;
+			key.ino = st.st_ino;
+			key.size = (uint64_t)st.st_size;
+			key.mode = st.st_mode;
+			key.uid = st.st_uid;
+			key.gid = st.st_gid;
+			key.mtim = st.st_mtim;
+			key.ctim = st.st_ctim;
+		}
+		h = XXH3_64bits_withSeed(&key, sizeof(key), h);
+	}
+	return h;
+}
+
+/*
+ * Whether r may be read as the user the mount reads as (the owner of the
+ * root, or -o owner=), NULL if so, else why not. Each repository is
+ * weighed as a mount of one weighs its own (owner_of_repo()): its own
+ * entries, and, when root owns them, every entry on the way to its git,
+ * common and object directories and alternates. A repository whose
+ * owner is another user could name, in its alternates or a link for
+ * objects/, what only the user read as may read, and a root's one that
+ * a group or everyone may change could be made to. (Whoever may rename
+ * in a directory above could still swap one in between this look and
+ * the open.)
+ */
+static const char *
+not_ours(const struct forge_fs *f, const struct frepo *r)
+{
+	static _Thread_local char msg[200];
+	const char *why = "out of memory";
+	struct owner o;
+	char *path;
+	int ret;
+
+	if (!r->path[0])
+		path = strdup(f->root);
+	else if (asprintf(&path, "%s/%s", f->root, r->path) < 0)
+		path = NULL;
+	if (!path)
+		return why;
+	ret = owner_of_repo(path, &o, &why);
+	free(path);
+	if (ret < 0)
+		return why;
+	if (o.uid == 0 || o.uid == geteuid())
+		return NULL;
+	snprintf(msg, sizeof(msg), "owned by %s, another user than the one "
+	    "the mount reads as (see -o owner=)", o.name);
+	return msg;
+}
+
+/*
  * Open repository r (number index) as main.c opens one, unlocked: the
- * table's lock is not held, r->opening is. -errno, logged once.
+ * table's lock is not held, r->opening is. Its git directory's device and
+ * inode in *st. -errno, logged once.
  */
 static int
 repo_open(struct forge_fs *f, struct frepo *r, uint32_t index,
-    struct live **out)
+    struct live **out, struct stat *st)
 {
 	struct live *l = NULL;
-	const char *why = "out of memory";
-	int ret = -ENOMEM;
+	const char *why;
+	int ret = -EACCES;
 
 	*out = NULL;
-	/*
-	 * Read with the rights of one user for all (the owner of the root,
-	 * or -o owner=): a repository someone else owns could name, in its
-	 * alternates or an objects/ link, what only that user may read, as
-	 * SECURITY says. It is not served. (Whoever may rename in the group
-	 * above could still swap one in between this stat and the open.)
-	 */
-	{
-		struct stat st;
-
-		if (stat(r->gitdir, &st) == 0 && st.st_uid != geteuid()) {
-			why = "owned by another user than the one the mount "
-			    "reads as (see -o owner=)";
-			ret = -EACCES;
-			goto fail;
-		}
-	}
+	if ((why = not_ours(f, r)))
+		goto fail;
+	why = "out of memory";
+	ret = -ENOMEM;
+	if (stat(r->gitdir, st) < 0)
+		st->st_dev = st->st_ino = 0;
 	if (!(l = calloc(1, sizeof(*l))))
 		goto fail;
 	l->fs = *f->top;
@@ -379,6 +449,8 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 	struct forge_fs *f = top->forge;
 	struct live *l;
 	struct frepo *r;
+	struct stat st;
+	uint64_t print;
 	bool woke = false;
 	int ret;
 
@@ -402,21 +474,21 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 		}
 		r->opening = true;
 		pthread_mutex_unlock(&f->lock);
-		ret = repo_open(f, r, repo, &l);
+		/* Before: a change made while it opens is one to retry on. */
+		print = fail_print(r->gitdir);
+		ret = repo_open(f, r, repo, &l, &st);
 		pthread_mutex_lock(&f->lock);
 		r->opening = false;
 		if (ret < 0) {
 			/* Absent from now on: its entry too, once run() can. */
 			r->failed = r->tell = f->tell = woke = true;
+			r->print = print;
+			f->nfailed++;
 		} else {
-			struct stat st;
-
 			r->live = l;
 			r->opened = true;
-			if (stat(r->gitdir, &st) == 0) {
-				r->dev = st.st_dev;
-				r->ino = st.st_ino;
-			}
+			r->dev = st.st_dev;
+			r->ino = st.st_ino;
 			f->nopen++;
 		}
 		pthread_cond_broadcast(&f->opened);
@@ -558,6 +630,8 @@ forge_count(const struct odbfs *top, size_t *repos, size_t *open)
 	*repos = f->scan->nrepos;
 	pthread_rwlock_unlock(&f->scan_lock);
 	pthread_mutex_lock(&f->lock);
+	/* Those that failed are not listed: not counted either. */
+	*repos -= f->nfailed < *repos ? f->nfailed : *repos;
 	*open = f->nopen;
 	pthread_mutex_unlock(&f->lock);
 }
@@ -775,7 +849,7 @@ rescan(struct forge_fs *f)
 	struct forge *now, *old;
 	struct live **closing;
 	char **replaced;
-	size_t nclosing = 0, nreplaced = 0;
+	size_t nclosing = 0, nreplaced = 0, nfailed = 0;
 
 	if (forge_scan(f->root, &now) < 0)
 		return;
@@ -815,8 +889,13 @@ rescan(struct forge_fs *f)
 
 		r->gone = !fr;
 		f->sweep |= r->gone && r->live;
-		/* Something changed around it: worth another try. */
-		r->failed = false;
+		/*
+		 * One that failed is tried again once it is another, or
+		 * what it was opened from changed (a fix, a chmod).
+		 */
+		if (r->failed && (moved || fail_print(r->gitdir) != r->print))
+			r->failed = false;
+		nfailed += r->failed && !r->gone;
 		/*
 		 * Gone, or another repository at its path: closed now, or
 		 * when what holds it lets go (evict_locked()).
@@ -830,6 +909,7 @@ rescan(struct forge_fs *f)
 		if (moved && (g = pool_strdup_locked(f, fr->gitdir)))
 			r->gitdir = g;
 	}
+	f->nfailed = nfailed;
 	pthread_mutex_unlock(&f->lock);
 	node_enter(0, 0);
 	drop_changed(f, old, now);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,23 @@ see_strictly(struct tally *t, const char *dir, const char *rel)
 }
 
 /*
+ * Which of the 256 fan-out directories commondir's objects/ holds, as
+ * bits in have (repo_fanouts()); all of them when it cannot be found.
+ */
+static void
+fanouts(const char *commondir, uint64_t have[4])
+{
+	char *real;
+
+	if (repo_walk(commondir, "objects", NULL, NULL, &real) < 0) {
+		memset(have, 0xff, 4 * sizeof(*have));
+		return;
+	}
+	repo_fanouts(real, have);
+	free(real);
+}
+
+/*
  * The directories and files whose owner or mode root must check before
  * it reads commondir's objects: objects/ itself, info/, the alternates,
  * pack/ and the fan-out directories of loose objects.
@@ -187,12 +205,17 @@ see_objects(struct tally *t, const char *commondir)
 {
 	static const char *const rels[] = { "objects", "objects/info",
 	    "objects/info/alternates", "objects/pack" };
+	uint64_t have[4];
 	char fanout[16];
 	int ret = 0;
 
 	for (size_t i = 0; i < sizeof(rels) / sizeof(*rels) && ret == 0; i++)
 		ret = see_strictly(t, commondir, rels[i]);
+	if (ret == 0)
+		fanouts(commondir, have);
 	for (unsigned b = 0; b < 256 && ret == 0; b++) {
+		if (!(have[b / 64] & ((uint64_t)1 << (b % 64))))
+			continue;
 		snprintf(fanout, sizeof(fanout), "objects/%02x", b);
 		ret = see_strictly(t, commondir, fanout);
 	}

@@ -601,9 +601,15 @@ broken_repo_served() {
 		ls "$MNT/$p/objects" >/dev/null 2>&1 || :
 		sleep 0.1
 	done
-	# A rescan of its group does not say it again.
+	# A rescan of its group does not say it again, nor list it again.
 	git init -q --bare "$root/g0/later.git"
 	within_a_second listed "$MNT/g0" later.git
+	if [ -n "$absent" ]; then
+		! listed "$MNT/g0" "${p#g0/}"
+		# Counted as listed: all but it.
+		[ "$(awk '$1 == "repositories" { print $2 }' "$MNT/.odbfs/stats")" \
+			-eq $(($(find "$root" -name '*.git' -prune | wc -l) - 1)) ]
+	fi
 	stat "$MNT/$p" >/dev/null 2>&1 || :
 	logged_once "$p"
 	check_repo "$root/g0/r3.git" g0/r3.git
@@ -629,6 +635,27 @@ broken_repo_served() {
 	[ "$status" -ne 0 ]
 	mount_root "$root" "$MNT" -o negative_timeout=0
 	broken_repo_served "$root" g0/r1.git absent
+}
+
+@test "a repository git refuses is tried again once its config changes: then listed and read as git says" {
+	local root=$BATS_TEST_TMPDIR/forge g
+	small_forge "$root"
+	g=$root/g0/r1.git
+	git --git-dir="$g" config core.repositoryformatversion 1
+	git --git-dir="$g" config extensions.unknownext true
+	mount_root "$root" "$MNT" -o negative_timeout=0
+	run ls "$MNT/g0/r1.git/objects"
+	[ "$status" -ne 0 ]
+	within_a_second not_listed "$MNT/g0" r1.git
+	# Mended; the next change in its group rescans it.
+	git config --file "$g/config" --unset extensions.unknownext
+	git -C "$g" rev-parse HEAD
+	git init -q --bare "$root/g0/later.git"
+	within_a_second listed "$MNT/g0" later.git
+	within_a_second listed "$MNT/g0" r1.git
+	check_repo "$g" g0/r1.git
+	[ "$(awk '$1 == "repositories" { print $2 }' "$MNT/.odbfs/stats")" \
+		-eq "$(find "$root" -name '*.git' -prune | wc -l)" ]
 }
 
 # A pack index cut short is no repository that fails to open: as in a
@@ -866,9 +893,44 @@ broken_repo_served() {
 	[ "$status" -ne 0 ]
 	[[ $output != *TOPSECRET* ]]
 	enoent_or_eio "$output"
-	grep -q "evil.git.*owned by another user" "$MNT.log"
+	grep -q "g0/evil.git: owned by nobody, another user" "$MNT.log"
 	check_repo "$root/g0/r1.git" g0/r1.git
 	running "$DAEMON_PID"
+}
+
+@test "a root's repository whose objects/info/ another user owns, naming what only root reads in its alternates, is not served" {
+	local root=$BATS_TEST_TMPDIR/forge sec=$BATS_TEST_TMPDIR/sec id
+	small_forge "$root"
+	mkdir -m 700 "$sec"
+	git init -q --bare "$sec/s.git"
+	id=$(echo TOPSECRET | git --git-dir="$sec/s.git" hash-object -w --stdin)
+	# Root owns the repository and its objects/; nobody, the file that
+	# says where else to read.
+	git init -q --bare "$root/g0/evil.git"
+	echo "$sec/s.git/objects" >"$root/g0/evil.git/objects/info/alternates"
+	chown -R nobody "$root/g0/evil.git/objects/info"
+	mount_root "$root" "$MNT"
+	run cat "$MNT/g0/evil.git/objects/$id"
+	[ "$status" -ne 0 ]
+	[[ $output != *TOPSECRET* ]]
+	enoent_or_eio "$output"
+	grep -q "g0/evil.git: owned by nobody" "$MNT.log"
+	check_repo "$root/g0/r1.git" g0/r1.git
+	running "$DAEMON_PID"
+}
+
+@test "a root's repository whose objects/ a group may write is not served: one log line" {
+	local root=$BATS_TEST_TMPDIR/forge c
+	small_forge "$root"
+	c=$(git --git-dir="$root/g0/r2.git" rev-parse main)
+	chgrp nogroup "$root/g0/r2.git/objects"
+	chmod g+w "$root/g0/r2.git/objects"
+	mount_root "$root" "$MNT"
+	run cat "$MNT/g0/r2.git/objects/$c"
+	[ "$status" -ne 0 ]
+	enoent_or_eio "$output"
+	[ "$(grep -c "g0/r2.git/objects is writable by group nogroup" "$MNT.log")" -eq 1 ]
+	check_repo "$root/g0/r1.git" g0/r1.git
 }
 
 @test "a closed repository replaced by another at its path: the old one's objects are no longer served" {
