@@ -850,9 +850,20 @@ rescan(struct forge_fs *f)
 	struct live **closing;
 	char **replaced;
 	size_t nclosing = 0, nreplaced = 0, nfailed = 0;
+	int ret;
 
-	if (forge_scan(f->root, &now) < 0)
-		return;
+	if ((ret = forge_scan(f->root, &now)) < 0) {
+		/*
+		 * The root itself gone (removed, renamed away): nothing is
+		 * under it now. Its parent's watch sees one come back.
+		 */
+		if ((ret != -ENOENT && ret != -ENOTDIR) ||
+		    !(now = calloc(1, sizeof(*now))) ||
+		    !(now->root = strdup(f->root))) {
+			free(now);
+			return;
+		}
+	}
 	pthread_rwlock_wrlock(&f->scan_lock);
 	old = f->scan;
 	f->scan = now;
@@ -1011,6 +1022,56 @@ tell_failed(struct forge_fs *f)
 	free(paths);
 }
 
+/*
+ * The root's parent, for the root's own name only: a root removed and
+ * made again (not a rename of its groups) is another directory, which no
+ * watch of the old one sees. Its watch descriptor, or -1.
+ */
+static int
+watch_parent(struct forge_fs *f, int fd)
+{
+	char *parent, *slash;
+	int wd;
+
+	if (!strcmp(f->root, "/") || !(parent = strdup(f->root)))
+		return -1;
+	slash = strrchr(parent, '/');
+	slash[slash == parent] = '\0';
+	wd = inotify_add_watch(fd, parent, IN_CREATE | IN_DELETE |
+	    IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR);
+	if (wd < 0)
+		log_once(LOGL_WARN, "%s: cannot watch: %s: %s, if removed and "
+		    "made again, shows at a remount", parent, strerror(errno),
+		    f->root);
+	free(parent);
+	return wd;
+}
+
+/*
+ * Whether the events in buf[0, len) are any but those of the root's
+ * parent (parent_wd) about other names than the root's.
+ */
+static bool
+relevant(const struct forge_fs *f, const char *buf, size_t len,
+    int parent_wd)
+{
+	const char *base = strrchr(f->root, '/') + 1;
+	struct inotify_event ev;
+
+	for (size_t at = 0; at + sizeof(ev) <= len; at += sizeof(ev) +
+	    ev.len) {
+		memcpy(&ev, buf + at, sizeof(ev));
+		if (ev.wd != parent_wd || ev.mask & IN_Q_OVERFLOW)
+			return true;
+		/* The name is NUL-padded to ev.len. */
+		if (ev.len && at + sizeof(ev) + ev.len <= len &&
+		    strnlen(buf + at + sizeof(ev), ev.len) < ev.len &&
+		    !strcmp(buf + at + sizeof(ev), base))
+			return true;
+	}
+	return false;
+}
+
 /* A new inotify instance on every group of the scan; -1 if none. */
 static int
 watch_all(struct forge_fs *f)
@@ -1038,6 +1099,9 @@ run(void *arg)
 {
 	struct forge_fs *f = arg;
 	int fd = f->opts.refresh >= 0 ? watch_all(f) : -1;
+	int parent_wd = fd >= 0 ? watch_parent(f, fd) : -1;
+	/* Polling: groups looked at every N seconds, inotify or not. */
+	int timeout = f->opts.refresh > 0 ? (int)f->opts.refresh * 1000 : -1;
 
 	for (;;) {
 		struct pollfd pfd[3] = {
@@ -1045,10 +1109,15 @@ run(void *arg)
 			{ .fd = f->wakefd, .events = POLLIN },
 			{ .fd = fd, .events = POLLIN },
 		};
-		char buf[16384];
+		/* Aligned for struct inotify_event, as inotify(7) does. */
+		char buf[16384]
+		    __attribute__((aligned(__alignof__(struct inotify_event))));
+		bool changed = false;
 		uint64_t count;
+		ssize_t got;
+		int n;
 
-		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+		if ((n = poll(pfd, 3, timeout)) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents)
 			break;
@@ -1057,13 +1126,21 @@ run(void *arg)
 			close_listed(f);
 			tell_failed(f);
 		}
-		if (fd < 0 || !pfd[2].revents)
+		if (n == 0) {
+			pthread_rwlock_rdlock(&f->scan_lock);
+			changed = forge_changed(f->scan);
+			pthread_rwlock_unlock(&f->scan_lock);
+		}
+		if (fd >= 0 && pfd[2].revents) {
+			/* The batch, then what follows it within 20 ms. */
+			do {
+				while ((got = read(fd, buf, sizeof(buf))) > 0)
+					changed |= relevant(f, buf,
+					    (size_t)got, parent_wd);
+			} while (poll(&pfd[2], 1, 20) > 0);
+		}
+		if (!changed)
 			continue;
-		/* The batch, then what follows it within 20 ms. */
-		do {
-			while (read(fd, buf, sizeof(buf)) > 0)
-				;
-		} while (poll(&pfd[2], 1, 20) > 0);
 		rescan(f);
 		/*
 		 * Watch the groups that came; those that went the kernel

@@ -624,6 +624,35 @@ broken_repo_served() {
 	! listed "$MNT/g0" "${p#g0/}"
 }
 
+@test "the root removed, then made again with other repositories: the listing follows, as git sees them" {
+	local root=$BATS_TEST_TMPDIR/forge
+	small_forge "$root"
+	mount_root "$root" "$MNT"
+	check_repo "$root/g0/r1.git" g0/r1.git
+	rm -rf "$root"
+	within_a_second test -z "$(ls -A "$MNT" | grep -vx .odbfs)"
+	mkdir "$root"
+	git init -q --bare "$root/new.git"
+	git --git-dir="$root/new.git" fast-import --quiet <<-EOF
+		commit refs/heads/main
+		committer a <a@example.com> 1 +0000
+		data 2
+		m
+		M 644 inline README
+		data 4
+		new
+
+	EOF
+	git --git-dir="$root/new.git" symbolic-ref HEAD refs/heads/main
+	within_a_second listed "$MNT" new.git
+	check_repo "$root/new.git" new.git
+	# And it is watched again: a group made in it shows.
+	mkdir "$root/g1"
+	git init -q --bare "$root/g1/later.git"
+	within_a_second listed "$MNT/g1" later.git
+	running "$DAEMON_PID"
+}
+
 @test "a repository git refuses (an unknown extension) costs only itself: ENOENT or EIO, one log line" {
 	local root=$BATS_TEST_TMPDIR/forge g
 	small_forge "$root"
