@@ -8,10 +8,12 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "odbstore/log.h"
 #include "map.h"
@@ -177,53 +179,107 @@ left_out(struct refs *refs, const struct refs *prev, unsigned what,
 	refs->left_out |= what;
 }
 
+/*
+ * The longest packed-refs line read: an id, a space and a name of 4 KiB
+ * (git's loose refs are files, so their names fit PATH_MAX). A longer one
+ * leaves the rest of the file out, as a NUL byte does (no text has one;
+ * a sparse file is all of them): neither makes the daemon read on.
+ */
+#define PACKED_LINE_MAX (OID_HEXSZ_MAX + 1 + 4096)
+
+/* One line of packed-refs at offset off, NUL-terminated, into b. */
+static int
+packed_line(struct builder *b, char *line, const char *path, size_t off)
+{
+	unsigned char id[OID_RAWSZ_MAX];
+	bool ok;
+
+	if (line[0] == '#' || line[0] == '^' || !line[0])
+		return 0;
+	ok = strlen(line) >= 2 * b->rawsz + 2 && line[2 * b->rawsz] == ' ';
+	if (ok) {
+		line[2 * b->rawsz] = '\0';
+		ok = oid_parse_hex(id, line, b->rawsz);
+	}
+	/* git dies of such a line; the others still serve here. */
+	if (!ok) {
+		log_once(LOGL_WARN, "%s: malformed line at offset %zu: ignored",
+		    path, off);
+		return 0;
+	}
+	/* Said once for the name, not at every reload. */
+	if (!refname_ok(line + 2 * b->rawsz + 1)) {
+		log_once(LOGL_WARN, "%s: ref name not shown: %s", path,
+		    line + 2 * b->rawsz + 1);
+		return 0;
+	}
+	return add(b, line + 2 * b->rawsz + 1, id);
+}
+
+/*
+ * packed-refs, mapped: a file of gigabytes, sparse or not, costs only the
+ * lines read, not a copy of it in memory. A page that goes missing under
+ * the read reads as zeros (map.h), which stop it as a NUL byte does.
+ */
 static int
 read_packed(const struct repo *repo, struct refs *refs,
     const struct refs *prev, struct builder *b)
 {
-	char path[4096], *text, *line, *save = NULL;
-	unsigned char id[OID_RAWSZ_MAX];
-	int ret = 0;
+	char path[4096], *line;
+	const char *at, *end, *nl;
+	struct map m = { .slot = -1 };
+	struct stat st;
+	size_t room;
+	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "%s/packed-refs", repo->commondir);
 	/*
 	 * No packed-refs is normal; one that cannot be read is an error. One
 	 * that is not a file (git dies on a directory, hangs on a FIFO) is
 	 * left out, so that the loose refs stay in view and new ones show.
+	 * O_NONBLOCK: opening a FIFO must not wait for a writer.
 	 */
-	ret = repo_read_file(path, (size_t)1 << 30, &text);
-	if (ret == -ENOTREG)
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC)) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0)
+		ret = -errno;
+	else if (!S_ISREG(st.st_mode))
 		left_out(refs, prev, REFS_LEFT_OUT_PACKED, path);
-	if (ret < 0)
-		return ret == -ENOENT || ret == -ENOTREG ? 0 : ret;
-	for (line = strtok_r(text, "\n", &save); line && ret == 0;
-	    line = strtok_r(NULL, "\n", &save)) {
-		size_t off = (size_t)(line - text);
-		bool ok;
-
-		if (line[0] == '#' || line[0] == '^')
-			continue;
-		ok = strlen(line) >= 2 * b->rawsz + 2 &&
-		    line[2 * b->rawsz] == ' ';
-		if (ok) {
-			line[2 * b->rawsz] = '\0';
-			ok = oid_parse_hex(id, line, b->rawsz);
-		}
-		/* git dies of such a line; the others still serve here. */
-		if (!ok) {
-			log_once(LOGL_WARN, "%s: malformed line at offset %zu: "
-			    "ignored", path, off);
-			continue;
-		}
-		/* Said once for the name, not at every reload. */
-		if (!refname_ok(line + 2 * b->rawsz + 1)) {
-			log_once(LOGL_WARN, "%s: ref name not shown: %s", path,
-			    line + 2 * b->rawsz + 1);
-			continue;
-		}
-		ret = add(b, line + 2 * b->rawsz + 1, id);
+	else if (st.st_size > 0)
+		ret = map_open(&m, fd, &st);
+	close(fd);
+	if (ret < 0 || !m.base)
+		return ret;
+	if (!(line = malloc(PACKED_LINE_MAX + 1))) {
+		map_close(&m);
+		return -ENOMEM;
 	}
-	free(text);
+	for (at = (const char *)m.base, end = at + m.size; at < end &&
+	    ret == 0; at = nl ? nl + 1 : end) {
+		size_t off = (size_t)(at - (const char *)m.base), len;
+
+		room = (size_t)(end - at) < PACKED_LINE_MAX + 1 ?
+		    (size_t)(end - at) : PACKED_LINE_MAX + 1;
+		nl = memchr(at, '\n', room);
+		len = nl ? (size_t)(nl - at) : room;
+		if (memchr(at, '\0', len)) {
+			log_once(LOGL_WARN, "%s: NUL byte in the line at offset "
+			    "%zu: the rest left out", path, off);
+			break;
+		}
+		if (len > PACKED_LINE_MAX) {
+			log_once(LOGL_WARN, "%s: line longer than %d bytes at "
+			    "offset %zu: the rest left out", path,
+			    PACKED_LINE_MAX, off);
+			break;
+		}
+		memcpy(line, at, len);
+		line[len] = '\0';
+		ret = packed_line(b, line, path, off);
+	}
+	free(line);
+	map_close(&m);
 	return ret;
 }
 

@@ -552,6 +552,26 @@ packs_are() {
 	[ "$(wc -l <"$MNT.log")" -eq 6 ]
 }
 
+@test "packed-refs made a sparse 4 GiB file: the refs before the hole serve, the rest is left out with one log line; memory stays small" {
+	local main size rss
+	main=$(git -C "$REPO" rev-parse main)
+	git -C "$REPO" pack-refs --all
+	size=$(stat -c %s "$GITDIR/packed-refs")
+	truncate -s 4G "$GITDIR/packed-refs"
+	mount_odbfs "$REPO" "$MNT"
+	ref_is heads/main "$main"
+	logged_once "$GITDIR/packed-refs: NUL byte in the line at offset $size: the rest left out"
+	# Before, the whole file was read into memory: a GiB of zeros.
+	rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$ODBFS_PID/status")
+	echo "# daemon's peak RSS: $rss kB" >&3
+	[ "$rss" -lt 100000 ]
+	# A reload (a ref made) reads it again, no more. git itself stops
+	# at the hole ("unterminated line"): the ref is written by hand.
+	echo "$main" >"$GITDIR/refs/heads/moved"
+	within_a_second ref_is heads/moved "$main"
+	logged_once "$GITDIR/packed-refs: NUL byte"
+}
+
 @test "a loose ref that loops or dangles hides its packed value, as in git, with one log line" {
 	local main old
 	main=$(git -C "$REPO" rev-parse main)
