@@ -290,6 +290,25 @@ kball=$(sum_kb VmRSS status "$fpid_big")
 sync; echo 2 >/proc/sys/vm/drop_caches 2>/dev/null || :
 sleep 2
 rows_a+=("after the kernel forgets its entries (\`echo 2 >/proc/sys/vm/drop_caches\`) | no floor | $(mem) | -")
+# Repositories made one by one while mounted: each is a change to search
+# for; the daemon's CPU time while they are made, and how long after the
+# last one it is listed. The group is removed after.
+burst_row() {
+	local n=300 i t0 t1 t2 c0 c1 bg=$big_forge/burst
+	rm -rf "$bg"
+	mkdir "$bg"
+	until ls "$fm" | grep -qx burst; do sleep 0.01; done
+	c0=$(awk '{ print $14 + $15 }' "/proc/$fpid_big/stat")
+	t0=${EPOCHREALTIME/./}
+	for ((i = 0; i < n; i++)); do git init -q --bare "$bg/b$i.git"; done
+	t1=${EPOCHREALTIME/./}
+	until ls "$fm/burst" 2>/dev/null | grep -qx "b$((n - 1)).git"; do sleep 0.01; done
+	t2=${EPOCHREALTIME/./}
+	c1=$(awk '{ print $14 + $15 }' "/proc/$fpid_big/stat")
+	rows_a+=("$n repositories made one by one (\`git init --bare\`) in a new group while mounted: the daemon's CPU time over the making's wall time, s; the last one listed after, s | no floor | $(awk -v c="$((c1 - c0))" -v t="$(s_of "$t0" "$t1")" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f of %.2f (%.0f %%)", c / hz, t, 100 * c / hz / t }'); $(s_of "$t1" "$t2") | -")
+	rm -rf "$bg"
+}
+burst_row
 rows_a+=("VmRSS growth per repository opened past max_repos, KiB: 100 to 1 000 distinct; the 1 000 again; 1 000 to all $nforge | no floor | $(awk -v a="$kb100" -v b="$kb1000" 'BEGIN { printf "%.2f", (b - a) / 900 }'); $(awk -v a="$kb1000" -v b="$kb2000" 'BEGIN { printf "%.2f", (b - a) / 1000 }'); $(awk -v a="$kb2000" -v b="$kball" -v n="$nforge" 'BEGIN { printf "%.2f", (b - a) / (n - 1000) }') | -")
 for r in "${rows_a[@]}"; do row "$r"; done
 say ""
