@@ -6,9 +6,10 @@
  * reftable_parse() directly. Never on a lookup path.
  *
  *   reftable_load()
- *     stack_load()           tables.list, then each table whole into
- *                            memory (repo_read_whole(): no FIFO blocks,
- *                            no mapping to shrink under us); again if a
+ *     stack_load()           tables.list, then each table mapped
+ *                            (table_map(): no FIFO blocks, a sparse GiB
+ *                            costs the pages parsed, a shrink reads as
+ *                            zeros and is told after); again if a
  *                            table vanished or tables.list changed meanwhile
  *       reftable_parse()     header, footer and its CRC, ref blocks in
  *                            file order, then the ref index against them
@@ -21,12 +22,14 @@
  * the table and the offset, and leaves that table out.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "be.h"
@@ -567,6 +570,37 @@ list_id(const char *path)
 }
 
 /*
+ * Map the table at path, not copy it: a table of a GiB, sparse or not,
+ * costs only the pages parsing reads (its header, footer and blocks), and
+ * a page lost to a shrink reads as zeros, which map_shrank() tells after
+ * (map.h). An empty one is left unmapped (m->base NULL). -ENOTREG for a
+ * FIFO or anything else not a file (opened without blocking), -EFBIG past
+ * REFTABLE_MAX_FILE, or another -errno.
+ */
+static int
+table_map(const char *path, struct map *m)
+{
+	struct stat st;
+	int fd, ret = 0;
+
+	m->base = NULL;
+	m->size = 0;
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC)) < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		ret = -errno;
+	else if (!S_ISREG(st.st_mode))
+		ret = -ENOTREG;
+	else if ((uint64_t)st.st_size > REFTABLE_MAX_FILE)
+		ret = -EFBIG;
+	else if (st.st_size > 0)
+		ret = map_open(m, fd, &st);
+	close(fd);
+	return ret;
+}
+
+/*
  * One pass over dir's stack. -EAGAIN when a table tables.list names is
  * not there (and last is false): a compaction replaced it since.
  */
@@ -595,8 +629,8 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 	for (line = strtok_r(text, "\n", &save); line;
 	    line = strtok_r(NULL, "\n", &save)) {
 		struct reftable_table t, *grown;
-		unsigned char *buf;
-		size_t len;
+		struct map m = { .slot = -1 };
+		uint64_t lost;
 
 		if (!*line || strchr(line, '/') || line[0] == '.') {
 			log_once(LOGL_WARN, "%s: table name '%s' refused",
@@ -604,8 +638,7 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/%s", dir, line);
-		ret = repo_read_whole(path, REFTABLE_MAX_FILE, (char **)&buf,
-		    &len);
+		ret = table_map(path, &m);
 		if (ret == -ENOENT && !last) {
 			ret = -EAGAIN;
 			break;
@@ -619,8 +652,16 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 			ret = 0;
 			continue;
 		}
-		ret = reftable_parse(buf, len, rawsz, path, &t);
-		free(buf);
+		ret = reftable_parse(m.base ? m.base : (const unsigned char *)"",
+		    m.size, rawsz, path, &t);
+		if (ret == 0 && map_shrank(&m, &lost)) {
+			log_once(LOGL_ERROR, "%s: cut short at offset %llu while "
+			    "it was read: table left out", path,
+			    (unsigned long long)lost);
+			reftable_table_release(&t);
+			ret = -EFSCORRUPTED;
+		}
+		map_close(&m);
 		if (ret == -ENOMEM)
 			break;
 		if (ret < 0) {

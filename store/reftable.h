@@ -61,8 +61,9 @@ enum reftable_value {
 };
 
 /*
- * A table larger is refused: it is read whole into memory. git writes
- * about 40 bytes a ref, so this is some 25 million refs.
+ * A table larger is refused: git writes about 40 bytes a ref, so this is
+ * some 25 million refs, whose records would all be held in memory. The
+ * table itself is mapped, not read: its size costs only the pages parsed.
  */
 #define REFTABLE_MAX_FILE ((size_t)1 << 30)
 

@@ -405,6 +405,17 @@ mount_damaged() {
 	[ "$rss" -lt 65536 ]
 }
 
+@test "damaged: a table made sparse up to just under 1 GiB is left out, and costs no GiB of memory" {
+	local rss
+	damaged_fixture
+	truncate -s $(((1 << 30) - 1)) "$BIG"
+	mount_damaged "footer does not repeat the header"
+	# Before, each load read it whole: a GiB of zeros in memory, twice.
+	rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$ODBFS_PID/status")
+	echo "# VmHWM ${rss} kB" >&3
+	[ "$rss" -lt 65536 ]
+}
+
 @test "damaged: tables.list over 1 MiB: no refs, mounted, said once" {
 	damaged_fixture
 	head -c $(((1 << 20) + 1)) /dev/zero | tr '\0' a >>"$REPO/reftable/tables.list"
