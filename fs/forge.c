@@ -997,9 +997,12 @@ close_listed(struct forge_fs *f)
 
 /*
  * Drop the kernel's entry of each repository whose open failed, so that
- * its path, which a lookup no longer finds, goes too.
+ * its path, which a lookup no longer finds, goes too. Whether there was
+ * one: then the root is searched again, for what it may be now (a group,
+ * once gutted and filled with repositories; nothing, a work tree whose
+ * .git went), which no group's change need have said.
  */
-static void
+static bool
 tell_failed(struct forge_fs *f)
 {
 	char **paths = NULL;
@@ -1021,6 +1024,7 @@ tell_failed(struct forge_fs *f)
 		free(paths[i]);
 	}
 	free(paths);
+	return n > 0;
 }
 
 /*
@@ -1138,7 +1142,7 @@ settle(struct forge_fs *f, int fd, int parent_wd, int64_t until,
 		if (pfd[1].revents && read(f->wakefd, &count,
 		    sizeof(count)) == sizeof(count)) {
 			close_listed(f);
-			tell_failed(f);
+			changed |= tell_failed(f);
 		}
 		while ((got = read(fd, buf, sizeof(buf))) > 0)
 			changed |= relevant(f, buf, (size_t)got, parent_wd);
@@ -1193,14 +1197,15 @@ run(void *arg)
 		if (pfd[1].revents && read(f->wakefd, &count,
 		    sizeof(count)) == sizeof(count)) {
 			close_listed(f);
-			tell_failed(f);
+			/* Not with refresh=never: nothing is searched again. */
+			changed = tell_failed(f) && fd >= 0;
 		}
 		if (n == 0) {
 			pthread_rwlock_rdlock(&f->scan_lock);
-			changed = forge_changed(f->scan);
+			changed |= forge_changed(f->scan);
 			pthread_rwlock_unlock(&f->scan_lock);
 		}
-		if (fd >= 0 && pfd[2].revents) {
+		if (fd >= 0 && (pfd[2].revents || changed)) {
 			int64_t hold = 9 * cost < SETTLE_MAX_MS ? 9 * cost :
 			    SETTLE_MAX_MS;
 
@@ -1215,9 +1220,11 @@ run(void *arg)
 		 * Watch the groups that came; those that went the kernel
 		 * dropped itself, and the others' watches stay what they are.
 		 */
-		pthread_rwlock_rdlock(&f->scan_lock);
-		watch_groups(fd, f->scan);
-		pthread_rwlock_unlock(&f->scan_lock);
+		if (fd >= 0) {
+			pthread_rwlock_rdlock(&f->scan_lock);
+			watch_groups(fd, f->scan);
+			pthread_rwlock_unlock(&f->scan_lock);
+		}
 		/* What changed while the watches were away. */
 		if (forge_changed(f->scan))
 			rescan(f);

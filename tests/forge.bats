@@ -653,6 +653,37 @@ broken_repo_served() {
 	running "$DAEMON_PID"
 }
 
+@test "a closed repository gutted and made a group, and a work tree whose .git went: each shows as it is now once looked at" {
+	local root=$BATS_TEST_TMPDIR/forge
+	small_forge "$root"
+	git clone -q "$root/g0/r3.git" "$root/g0/app"
+	mount_root "$root" "$MNT" -o max_repos=1
+	check_repo "$root/g0/r1.git" g0/r1.git
+	check_repo "$root/g0/app/.git" g0/app
+	check_repo "$root/g0/r2.git" g0/r2.git
+	# Both closed now. Nothing changes in g0 itself.
+	rm -rf "$root/g0/r1.git"/*
+	git init -q --bare "$root/g0/r1.git/sub.git"
+	git --git-dir="$root/g0/r1.git/sub.git" fast-import --quiet <<-EOF
+		commit refs/heads/main
+		committer a <a@example.com> 1 +0000
+		data 2
+		m
+		M 644 inline README
+		data 4
+		sub
+
+	EOF
+	git --git-dir="$root/g0/r1.git/sub.git" symbolic-ref HEAD refs/heads/main
+	rm -rf "$root/g0/app/.git"
+	ls "$MNT/g0/r1.git" "$MNT/g0/app" >/dev/null 2>&1 || :
+	within_a_second listed "$MNT/g0/r1.git" sub.git
+	check_repo "$root/g0/r1.git/sub.git" g0/r1.git/sub.git
+	within_a_second not_listed "$MNT/g0" app
+	check_repo "$root/g0/r3.git" g0/r3.git
+	running "$DAEMON_PID"
+}
+
 @test "a repository git refuses (an unknown extension) costs only itself: ENOENT or EIO, one log line" {
 	local root=$BATS_TEST_TMPDIR/forge g
 	small_forge "$root"
