@@ -216,6 +216,9 @@ fuse_ino_t node_find(const void *key, size_t keylen);
 /* Nodes the kernel holds (the root aside), and how many are cells. */
 void node_count(size_t *nodes, size_t *cells);
 
+/* The most nodes one bucket of the table holds: a walk, for tests. */
+size_t node_longest_chain(void);
+
 /* The kernel forgot nlookup references to nodeid. */
 void node_forget(fuse_ino_t nodeid, uint64_t nlookup);
 

@@ -169,6 +169,7 @@ main(void)
 		{ "zio", test_zio },
 		{ "loose", test_loose },
 		{ "map", test_map },
+		{ "node", test_node },
 		{ "odbcache", test_odbcache },
 	};
 

@@ -62,6 +62,7 @@ void test_forge(void);
 void test_idx(void);
 void test_loose(void);
 void test_map(void);
+void test_node(void);
 void test_odbcache(void);
 void test_pack(void);
 void test_packtable(void);
