@@ -183,6 +183,29 @@ small_forge() {
 	bash "$BATS_TEST_DIRNAME/../bench/genforge.sh" 20 "$1" >/dev/null
 }
 
+# unknown_extension GITDIR: a repository git refuses to open.
+unknown_extension() {
+	git --git-dir="$1" config core.repositoryformatversion 1
+	git --git-dir="$1" config extensions.unknownext true
+}
+
+# readme_repo GITDIR TEXT: a new bare repository whose main, HEAD's
+# branch, has one commit of a README holding TEXT (three letters).
+readme_repo() {
+	git init -q --bare "$1"
+	git --git-dir="$1" fast-import --quiet <<-EOF
+		commit refs/heads/main
+		committer a <a@example.com> 1 +0000
+		data 2
+		m
+		M 644 inline README
+		data 4
+		$2
+
+	EOF
+	git --git-dir="$1" symbolic-ref HEAD refs/heads/main
+}
+
 # check_repo GITDIR PATH: what a repository shows at $MNT/PATH is what git
 # says: every object, HEAD, refs/heads/main and HEAD's README.
 check_repo() {
@@ -632,18 +655,7 @@ broken_repo_served() {
 	rm -rf "$root"
 	within_a_second test -z "$(ls -A "$MNT" | grep -vx .odbfs)"
 	mkdir "$root"
-	git init -q --bare "$root/new.git"
-	git --git-dir="$root/new.git" fast-import --quiet <<-EOF
-		commit refs/heads/main
-		committer a <a@example.com> 1 +0000
-		data 2
-		m
-		M 644 inline README
-		data 4
-		new
-
-	EOF
-	git --git-dir="$root/new.git" symbolic-ref HEAD refs/heads/main
+	readme_repo "$root/new.git" new
 	within_a_second listed "$MNT" new.git
 	check_repo "$root/new.git" new.git
 	# And it is watched again: a group made in it shows.
@@ -663,18 +675,7 @@ broken_repo_served() {
 	check_repo "$root/g0/r2.git" g0/r2.git
 	# Both closed now. Nothing changes in g0 itself.
 	rm -rf "$root/g0/r1.git"/*
-	git init -q --bare "$root/g0/r1.git/sub.git"
-	git --git-dir="$root/g0/r1.git/sub.git" fast-import --quiet <<-EOF
-		commit refs/heads/main
-		committer a <a@example.com> 1 +0000
-		data 2
-		m
-		M 644 inline README
-		data 4
-		sub
-
-	EOF
-	git --git-dir="$root/g0/r1.git/sub.git" symbolic-ref HEAD refs/heads/main
+	readme_repo "$root/g0/r1.git/sub.git" sub
 	rm -rf "$root/g0/app/.git"
 	ls "$MNT/g0/r1.git" "$MNT/g0/app" >/dev/null 2>&1 || :
 	within_a_second listed "$MNT/g0/r1.git" sub.git
@@ -689,8 +690,7 @@ broken_repo_served() {
 	small_forge "$root"
 	# r1: no fork borrows its objects.
 	g=$root/g0/r1.git
-	git --git-dir="$g" config core.repositoryformatversion 1
-	git --git-dir="$g" config extensions.unknownext true
+	unknown_extension "$g"
 	run git -C "$g" rev-parse HEAD
 	[ "$status" -ne 0 ]
 	mount_root "$root" "$MNT" -o negative_timeout=0
@@ -701,8 +701,7 @@ broken_repo_served() {
 	local root=$BATS_TEST_TMPDIR/forge g
 	small_forge "$root"
 	g=$root/g0/r1.git
-	git --git-dir="$g" config core.repositoryformatversion 1
-	git --git-dir="$g" config extensions.unknownext true
+	unknown_extension "$g"
 	mount_root "$root" "$MNT" -o negative_timeout=0
 	run ls "$MNT/g0/r1.git/objects"
 	[ "$status" -ne 0 ]
@@ -938,7 +937,11 @@ broken_repo_served() {
 	[ "$(cat "$MNT/g0/r1.git/HEAD/message")" = moved ]
 }
 
-@test "a repository another user owns, whose alternates name what only root reads, is not served: one log line" {
+# secret_by_alternates ENTRY: g0/evil.git's alternates name a repository
+# only root may read, which holds TOPSECRET; nobody is given
+# evil.git/ENTRY and all below it. Mounted (root reads), evil.git is not
+# served, one log line says whose it is, and the others serve.
+secret_by_alternates() {
 	local root=$BATS_TEST_TMPDIR/forge sec=$BATS_TEST_TMPDIR/sec id
 	small_forge "$root"
 	mkdir -m 700 "$sec"
@@ -946,37 +949,25 @@ broken_repo_served() {
 	id=$(echo TOPSECRET | git --git-dir="$sec/s.git" hash-object -w --stdin)
 	git init -q --bare "$root/g0/evil.git"
 	echo "$sec/s.git/objects" >"$root/g0/evil.git/objects/info/alternates"
-	chown -R nobody "$root/g0/evil.git"
+	chown -R nobody "$root/g0/evil.git/$1"
 	mount_root "$root" "$MNT"
-	log_mark
 	run cat "$MNT/g0/evil.git/objects/$id"
 	[ "$status" -ne 0 ]
 	[[ $output != *TOPSECRET* ]]
 	enoent_or_eio "$output"
-	grep -q "g0/evil.git: owned by nobody, another user" "$MNT.log"
+	[ "$(grep -c "g0/evil.git: owned by nobody, another user" "$MNT.log")" -eq 1 ]
 	check_repo "$root/g0/r1.git" g0/r1.git
 	running "$DAEMON_PID"
 }
 
+@test "a repository another user owns, whose alternates name what only root reads, is not served: one log line" {
+	secret_by_alternates .
+}
+
 @test "a root's repository whose objects/info/ another user owns, naming what only root reads in its alternates, is not served" {
-	local root=$BATS_TEST_TMPDIR/forge sec=$BATS_TEST_TMPDIR/sec id
-	small_forge "$root"
-	mkdir -m 700 "$sec"
-	git init -q --bare "$sec/s.git"
-	id=$(echo TOPSECRET | git --git-dir="$sec/s.git" hash-object -w --stdin)
-	# Root owns the repository and its objects/; nobody, the file that
-	# says where else to read.
-	git init -q --bare "$root/g0/evil.git"
-	echo "$sec/s.git/objects" >"$root/g0/evil.git/objects/info/alternates"
-	chown -R nobody "$root/g0/evil.git/objects/info"
-	mount_root "$root" "$MNT"
-	run cat "$MNT/g0/evil.git/objects/$id"
-	[ "$status" -ne 0 ]
-	[[ $output != *TOPSECRET* ]]
-	enoent_or_eio "$output"
-	grep -q "g0/evil.git: owned by nobody" "$MNT.log"
-	check_repo "$root/g0/r1.git" g0/r1.git
-	running "$DAEMON_PID"
+	# Root owns the repository and its objects/; nobody, the directory
+	# of the file that says where else to read.
+	secret_by_alternates objects/info
 }
 
 @test "a root's repository whose objects/ a group may write is not served: one log line" {
