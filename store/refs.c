@@ -179,14 +179,6 @@ left_out(struct refs *refs, const struct refs *prev, unsigned what,
 	refs->left_out |= what;
 }
 
-/*
- * The longest packed-refs line read: an id, a space and a name of 4 KiB
- * (git's loose refs are files, so their names fit PATH_MAX). A longer one
- * leaves the rest of the file out, as a NUL byte does (no text has one;
- * a sparse file is all of them): neither makes the daemon read on.
- */
-#define PACKED_LINE_MAX (OID_HEXSZ_MAX + 1 + 4096)
-
 /* One line of packed-refs at offset off, NUL-terminated, into b. */
 static int
 packed_line(struct builder *b, char *line, const char *path, size_t off)

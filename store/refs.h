@@ -31,6 +31,16 @@
  */
 #define REFS_MAX_SYMREF_DEPTH 5
 
+/*
+ * The longest packed-refs line read: an id, a space and a name of 4 KiB
+ * (git's loose refs are files, so their names fit PATH_MAX). A longer one
+ * ends the file, and so does a line that holds a NUL byte (no text has
+ * one; a sparse file is all of them): the lines before are read, that
+ * one and the rest are left out, with one log line. Neither makes the
+ * daemon read on through gigabytes.
+ */
+#define PACKED_LINE_MAX (OID_HEXSZ_MAX + 1 + 4096)
+
 struct ref {
 	char *name;			/* "refs/heads/main" */
 	unsigned char id[OID_RAWSZ_MAX];

@@ -10,7 +10,8 @@
  * packed-refs and loaded. The result must be sorted without duplicates,
  * hold only names refname_ok() accepts, let refs_find() find each, keep
  * the loose ref over a packed one, and hold as many refs as a plain
- * reading of the file (below) finds.
+ * reading of the file (below) finds, up to a line that ends it (a NUL
+ * byte, or longer than PACKED_LINE_MAX).
  *
  * Every line of the input, and the input itself, is also judged as a name
  * by refname_ok() and by the rules of git-check-ref-format(1) as written
@@ -192,7 +193,19 @@ load(const uint8_t *data, size_t size)
 	    !strcmp(refs->head_target, "refs/heads/main"));
 	FUZZ_CHECK(refs_first_under(refs, "refs/") >= 0);
 
-	/* The file as refs_load() reads it: up to its first NUL. */
+	/*
+	 * The file as refs_load() reads it: its lines up to the first that
+	 * holds a NUL or is longer than PACKED_LINE_MAX, which ends it.
+	 */
+	for (size_t at = 0, len; at < size; at += len + 1) {
+		const uint8_t *lf = memchr(data + at, '\n', size - at);
+
+		len = lf ? (size_t)(lf - data - at) : size - at;
+		if (memchr(data + at, '\0', len) || len > PACKED_LINE_MAX) {
+			size = at;
+			break;
+		}
+	}
 	if (!(text = malloc(size + 2)))
 		abort();
 	memcpy(text, data, size);
