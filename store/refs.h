@@ -32,14 +32,15 @@
 #define REFS_MAX_SYMREF_DEPTH 5
 
 /*
- * The longest packed-refs line read: an id, a space and a name of 4 KiB
- * (git's loose refs are files, so their names fit PATH_MAX). A longer one
- * ends the file, and so does a line that holds a NUL byte (no text has
+ * The longest packed-refs line read: an id, a space and a name of 64 KiB
+ * (git sets no bound: a loose ref's path must fit PATH_MAX, but a packed
+ * one's name need not, and git reads names of 4 KiB and more there). A
+ * longer one ends the file, and so does a line that holds a NUL byte (no text has
  * one; a sparse file is all of them): the lines before are read, that
  * one and the rest are left out, with one log line. Neither makes the
  * daemon read on through gigabytes.
  */
-#define PACKED_LINE_MAX (OID_HEXSZ_MAX + 1 + 4096)
+#define PACKED_LINE_MAX (OID_HEXSZ_MAX + 1 + 65536)
 
 struct ref {
 	char *name;			/* "refs/heads/main" */
