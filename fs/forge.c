@@ -31,6 +31,7 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -109,6 +110,7 @@ struct forge_fs {
 	uint64_t clock;
 	bool sweep;			/* a repository gone may be open */
 	struct live *closing;		/* for run() to close */
+	dev_t self;			/* the mount's device, once run() knows */
 	bool tell;			/* some frepo's tell is set */
 	_Atomic size_t untrimmed;	/* TRIM_* freed since malloc_trim() */
 
@@ -159,10 +161,13 @@ pool_strdup_locked(struct forge_fs *f, const char *s)
 	return d ? memcpy(d, s, n) : NULL;
 }
 
-/* The table entry of path, made if missing and make; NULL otherwise. */
+/*
+ * The table entry of path, made if missing and make (with gitdir and the
+ * time epoch); NULL otherwise.
+ */
 static struct frepo *
 entry_locked(struct forge_fs *f, const char *path, const char *gitdir,
-    bool make, uint32_t *index)
+    int64_t epoch, bool make, uint32_t *index)
 {
 	uint64_t h = path_seed(path);
 	size_t s = (size_t)h & (f->nslots - 1);
@@ -204,14 +209,7 @@ entry_locked(struct forge_fs *f, const char *path, const char *gitdir,
 	    !(r->gitdir = pool_strdup_locked(f, gitdir)))
 		return NULL;
 	r->seed = h;
-	r->epoch = f->top->epoch;
-	{
-		struct statx stx;
-
-		if (statx(AT_FDCWD, gitdir, 0, STATX_BTIME, &stx) == 0 &&
-		    (stx.stx_mask & STATX_BTIME))
-			r->epoch = stx.stx_btime.tv_sec;
-	}
+	r->epoch = epoch;
 	f->v[f->n++] = r;
 	f->slots[s] = (uint32_t)f->n;
 	*index = (uint32_t)f->n;
@@ -583,15 +581,30 @@ repo_dir(struct odbfs *fs, const struct forge_repo *fr, struct node **out)
 	uint64_t seed;
 	int64_t epoch;
 
+	struct statx stx;
 	bool bad;
 
-	pthread_mutex_lock(&f->lock);
-	if ((r = entry_locked(f, fr->path, fr->gitdir, true, &index))) {
-		seed = r->seed;
-		epoch = r->epoch;
-		bad = r->failed;
+	for (int make = 0; make < 2; make++) {
+		/*
+		 * Its time, the git directory's birth, when it is first met:
+		 * looked at without the lock, which a slow or hung file
+		 * system under the root must not hold.
+		 */
+		epoch = f->top->epoch;
+		if (make && statx(AT_FDCWD, fr->gitdir, 0, STATX_BTIME,
+		    &stx) == 0 && (stx.stx_mask & STATX_BTIME))
+			epoch = stx.stx_btime.tv_sec;
+		pthread_mutex_lock(&f->lock);
+		if ((r = entry_locked(f, fr->path, fr->gitdir, epoch, make,
+		    &index))) {
+			seed = r->seed;
+			epoch = r->epoch;
+			bad = r->failed;
+		}
+		pthread_mutex_unlock(&f->lock);
+		if (r)
+			break;
 	}
-	pthread_mutex_unlock(&f->lock);
 	if (!r)
 		return -ENOMEM;
 	if (bad)
@@ -653,7 +666,7 @@ failed(struct forge_fs *f, const char *path)
 	bool yes;
 
 	pthread_mutex_lock(&f->lock);
-	yes = (r = entry_locked(f, path, "", false, &index)) && r->failed;
+	yes = (r = entry_locked(f, path, "", 0, false, &index)) && r->failed;
 	pthread_mutex_unlock(&f->lock);
 	return yes;
 }
@@ -759,7 +772,7 @@ forge_open(struct odbfs *top, const char *root,
 	pthread_rwlock_init(&f->scan_lock, NULL);
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->opened, NULL);
-	if ((ret = forge_scan(root, &f->scan)) < 0 ||
+	if ((ret = forge_scan(root, 0, &f->scan)) < 0 ||
 	    !(f->root = strdup(f->scan->root))) {
 		ret = ret < 0 ? ret : -ENOMEM;
 		fprintf(stderr, "odbfs: %s: %s\n", root, strerror(-ret));
@@ -843,17 +856,65 @@ drop_changed(struct forge_fs *f, const struct forge *old,
 			drop_path(f, now->repos[i].path);
 }
 
+/*
+ * What rescan() learns of a table entry without the table's lock: stat()
+ * of its git directory, and of what a failed one was opened from. A slow
+ * or hung file system under the root holds only the forge's thread.
+ */
+struct look {
+	const char *gitdir;	/* where the new scan finds it, or NULL */
+	const char *failed;	/* its own git directory, if it failed */
+	bool seen;		/* open or opened, when looked at */
+	bool found;		/* gitdir is there: dev, ino */
+	dev_t dev;
+	ino_t ino;
+	uint64_t print;		/* fail_print(failed) */
+};
+
+/* The looks for the first *n entries of the table, as now scanned. */
+static struct look *
+look_all(struct forge_fs *f, const struct forge *now, size_t *n)
+{
+	struct look *v;
+	struct stat st;
+
+	pthread_mutex_lock(&f->lock);
+	*n = f->n;
+	/* Strings from the scan and the table's pool: they stay put. */
+	if ((v = calloc(*n + 1, sizeof(*v))))
+		for (size_t i = 0; i < *n; i++) {
+			const struct frepo *r = f->v[i];
+			const struct forge_repo *fr = forge_find(now, r->path);
+
+			v[i].seen = r->live || r->opened;
+			v[i].gitdir = fr && v[i].seen ? fr->gitdir : NULL;
+			v[i].failed = r->failed ? r->gitdir : NULL;
+		}
+	pthread_mutex_unlock(&f->lock);
+	for (size_t i = 0; v && i < *n; i++) {
+		if (v[i].gitdir && stat(v[i].gitdir, &st) == 0) {
+			v[i].found = true;
+			v[i].dev = st.st_dev;
+			v[i].ino = st.st_ino;
+		}
+		if (v[i].failed)
+			v[i].print = fail_print(v[i].failed);
+	}
+	return v;
+}
+
 /* Scan again, publish, mark and drop what went. */
 static void
 rescan(struct forge_fs *f)
 {
 	struct forge *now, *old;
-	struct live **closing;
-	char **replaced;
-	size_t nclosing = 0, nreplaced = 0, nfailed = 0;
+	struct live **closing = NULL;
+	struct look *looks;
+	char **replaced = NULL;
+	size_t nclosing = 0, nreplaced = 0, nfailed = 0, nlooks;
 	int ret;
 
-	if ((ret = forge_scan(f->root, &now)) < 0) {
+	if ((ret = forge_scan(f->root, f->self, &now)) < 0) {
 		/*
 		 * The root itself gone (removed, renamed away): nothing is
 		 * under it now. Its parent's watch sees one come back.
@@ -869,32 +930,34 @@ rescan(struct forge_fs *f)
 	old = f->scan;
 	f->scan = now;
 	pthread_rwlock_unlock(&f->scan_lock);
-	closing = calloc(f->n + 1, sizeof(*closing));
-	replaced = calloc(f->n + 1, sizeof(*replaced));
+	looks = look_all(f, now, &nlooks);
 	pthread_mutex_lock(&f->lock);
+	if (looks) {
+		closing = calloc(f->n + 1, sizeof(*closing));
+		replaced = calloc(f->n + 1, sizeof(*replaced));
+	}
 	for (size_t i = 0; i < f->n; i++) {
 		struct frepo *r = f->v[i];
 		const struct forge_repo *fr = forge_find(now, r->path);
-		struct stat st;
-		/* Another git directory, or another at the same place. */
 		/*
 		 * Closed ones too (those opened once: the kernel may keep
 		 * their objects' entries, for a day): another repository
 		 * put in a closed one's place must not be served its ids.
+		 * One opened since it was looked at is taken as it is.
 		 */
-		bool seen = r->live || r->opened;
-		bool found = fr && seen && stat(fr->gitdir, &st) == 0;
-		bool moved = fr && (strcmp(fr->gitdir, r->gitdir) ||
-		    (seen && (!found || st.st_dev != r->dev ||
-		    st.st_ino != r->ino)));
+		bool seen = i < nlooks && looks[i].seen;
+		const struct look *k = seen ? &looks[i] : NULL;
+		/* Another git directory, or another at the same place. */
+		bool moved = fr && (strcmp(fr->gitdir, r->gitdir) || (k &&
+		    (!k->found || k->dev != r->dev || k->ino != r->ino)));
 		char *g;
 
 		if (moved && seen && replaced &&
 		    (replaced[nreplaced] = strdup(r->path)))
 			nreplaced++;
-		if (moved && found && !r->live) {
-			r->dev = st.st_dev;	/* dropped once, not each rescan */
-			r->ino = st.st_ino;
+		if (moved && k && k->found && !r->live) {
+			r->dev = k->dev;	/* dropped once, not each rescan */
+			r->ino = k->ino;
 		}
 		r->replaced |= moved && r->live;
 		f->sweep |= moved && r->live;
@@ -905,7 +968,8 @@ rescan(struct forge_fs *f)
 		 * One that failed is tried again once it is another, or
 		 * what it was opened from changed (a fix, a chmod).
 		 */
-		if (r->failed && (moved || fail_print(r->gitdir) != r->print))
+		if (r->failed && (moved || (i < nlooks && looks[i].failed &&
+		    looks[i].print != r->print)))
 			r->failed = false;
 		nfailed += r->failed && !r->gone;
 		/*
@@ -923,6 +987,7 @@ rescan(struct forge_fs *f)
 	}
 	f->nfailed = nfailed;
 	pthread_mutex_unlock(&f->lock);
+	free(looks);
 	node_enter(0, 0);
 	drop_changed(f, old, now);
 	for (size_t i = 0; i < nreplaced; i++) {
@@ -1158,6 +1223,47 @@ settle(struct forge_fs *f, int fd, int parent_wd, int64_t until,
 }
 
 /*
+ * The device of the file system mounted last at mountpoint, from
+ * /proc/self/mountinfo (a stat(2) of it could need the permission to
+ * search the directories above it, which the user read as may not have);
+ * 0 if none is found.
+ */
+static dev_t
+mount_dev(const char *mountpoint)
+{
+	FILE *in = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL, at[PATH_MAX], *p, *q;
+	unsigned maj, min;
+	size_t cap = 0;
+	dev_t dev = 0;
+
+	if (!in)
+		return 0;
+	while (getline(&line, &cap, in) > 0) {
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, at) !=
+		    3)
+			continue;
+		/* Spaces, tabs, newlines and backslashes come as \ooo. */
+		for (p = q = at; *p; q++)
+			if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' &&
+			    p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
+			    p[3] <= '7') {
+				*q = (char)((p[1] - '0') << 6 | (p[2] - '0') << 3 |
+				    (p[3] - '0'));
+				p += 4;
+			} else {
+				*q = *p++;
+			}
+		*q = '\0';
+		if (!strcmp(at, mountpoint))
+			dev = makedev(maj, min);
+	}
+	free(line);
+	fclose(in);
+	return dev;
+}
+
+/*
  * The forge's thread: blocks until a group changes (then scans again),
  * an operation put a repository to close or one failed to open, or the
  * mount ends.
@@ -1173,12 +1279,17 @@ static void *
 run(void *arg)
 {
 	struct forge_fs *f = arg;
-	int fd = f->opts.refresh >= 0 ? watch_all(f) : -1;
-	int parent_wd = fd >= 0 ? watch_parent(f, fd) : -1;
 	/* Polling: groups looked at every N seconds, inotify or not. */
 	int timeout = f->opts.refresh > 0 ? (int)f->opts.refresh * 1000 : -1;
 	int64_t done = 0, cost = 0, start;
 	bool stop = false;
+	int fd, parent_wd;
+
+	/* Before any search: the mount bound back under the root is not. */
+	if (f->opts.mountpoint)
+		f->self = mount_dev(f->opts.mountpoint);
+	fd = f->opts.refresh >= 0 ? watch_all(f) : -1;
+	parent_wd = fd >= 0 ? watch_parent(f, fd) : -1;
 
 	while (!stop) {
 		struct pollfd pfd[3] = {

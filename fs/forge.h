@@ -26,6 +26,8 @@ struct forge_opts {
 	void (*published)(void *fs);	/* odbfs_published(), for watchers */
 	long refresh;		/* as for a single mount: 0 watch, N poll */
 	bool verify;		/* -o verify */
+	const char *mountpoint;	/* a real path: not searched if bound under
+				 * the root */
 };
 
 /* Repositories open at once unless -o max_repos= says otherwise. */

@@ -549,6 +549,7 @@ main(int argc, char **argv)
 	if (forge) {
 		struct forge_opts fo = {
 			.max_open = max_repos,
+			.mountpoint = opts.mountpoint,
 			.published = odbfs_published,
 			.refresh = refresh,
 			.verify = conf.verify,

@@ -56,6 +56,7 @@ struct scan {
 	char path[PATH_MAX];	/* root, then the directory at hand */
 	char gitdir[PATH_MAX + sizeof("/.git")]; /* a repository's */
 	size_t entries;		/* read so far, against FORGE_MAX_ENTRIES */
+	dev_t skip;		/* not searched: the mount's own device */
 	bool stop;		/* a cap met: search no more */
 };
 
@@ -285,8 +286,12 @@ classify(struct scan *s, int fd, const char **why)
 		return BROKEN;
 	}
 	ret = gitdir_at(fd, why);
-	if (ret == 1)
+	if (ret == 1) {
+		/* A HEAD and a commondir: meant as one, wherever it leads. */
 		ret = located(s, why);
+		if (ret == -EINVAL)
+			return BROKEN;
+	}
 	if (ret == -ENOMEM || ret == 0)
 		return ret == 0 ? REPO : ret;
 	/*
@@ -339,6 +344,11 @@ child(struct scan *s, int parent, const char *name, unsigned depth)
 	/* Before it is looked into: a change after shows in forge_changed(). */
 	if (fstat(fd, &st) < 0) {
 		unsearched(s, errno);
+		goto out;
+	}
+	if (s->skip && st.st_dev == s->skip) {
+		log_once(LOGL_WARN, "not searched, it is this mount itself: %s",
+		    s->path);
 		goto out;
 	}
 	switch ((kind = classify(s, fd, &why))) {
@@ -466,7 +476,7 @@ by_path(const void *a, const void *b)
 }
 
 int
-forge_scan(const char *root, struct forge **out)
+forge_scan(const char *root, dev_t skip, struct forge **out)
 {
 	struct scan *s;
 	struct forge *f;
@@ -480,6 +490,7 @@ forge_scan(const char *root, struct forge **out)
 		return -ENOMEM;
 	}
 	s->f = f;
+	s->skip = skip;
 	if (!(f->root = realpath(root, NULL))) {
 		ret = -errno;
 		goto fail;

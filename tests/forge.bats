@@ -37,10 +37,14 @@ setup_file() {
 setup() {
 	MNT=$BATS_TEST_TMPDIR/mnt
 	EXTRA_MNTS=()
+	BIND_MNTS=()
 }
 
 teardown() {
 	local m
+	for m in "${BIND_MNTS[@]}"; do
+		mountpoint -q "$m" && umount -l "$m"
+	done
 	for m in "${EXTRA_MNTS[@]}"; do
 		mountpoint -q "$m" && fusermount3 -u "$m"
 	done
@@ -683,6 +687,38 @@ broken_repo_served() {
 	within_a_second not_listed "$MNT/g0" app
 	check_repo "$root/g0/r3.git" g0/r3.git
 	running "$DAEMON_PID"
+}
+
+@test "the mount bound back under its own root, one thread (-s): not searched, one log line; the others served" {
+	local root=$BATS_TEST_TMPDIR/forge
+	small_forge "$root"
+	mkdir "$root/loop"
+	mount_root "$root" "$MNT" -s
+	mount --bind "$MNT" "$root/loop"
+	BIND_MNTS+=("$root/loop")
+	# A change in the root: a search, which meets the mount itself.
+	git init -q --bare "$root/later.git"
+	within_a_second listed "$MNT" later.git
+	run timeout 10 ls "$MNT/loop"
+	[ "$status" -ne 124 ]
+	! listed "$MNT" loop
+	[ "$(grep -c "not searched, it is this mount itself: $root/loop" "$MNT.log")" -eq 1 ]
+	check_repo "$root/g0/r1.git" g0/r1.git
+	running "$DAEMON_PID"
+}
+
+@test "a git directory whose commondir leads out of the root: not listed, one log line" {
+	local root=$BATS_TEST_TMPDIR/forge out=$BATS_TEST_TMPDIR/outside.git
+	small_forge "$root"
+	git clone -q --bare "$root/g0/r1.git" "$out"
+	mkdir "$root/g0/wt.git"
+	cp "$out/HEAD" "$root/g0/wt.git/HEAD"
+	echo "$out" >"$root/g0/wt.git/commondir"
+	mount_root "$root" "$MNT"
+	not_listed "$MNT/g0" wt.git
+	[ ! -e "$MNT/g0/wt.git" ]
+	[ "$(grep -c "not a repository git would open (it leads out of the root): $root/g0/wt.git" "$MNT.log")" -eq 1 ]
+	check_repo "$root/g0/r1.git" g0/r1.git
 }
 
 @test "a repository git refuses (an unknown extension) costs only itself: ENOENT or EIO, one log line" {

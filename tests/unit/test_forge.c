@@ -143,7 +143,7 @@ run_case(const char *base, size_t i)
 	if (!check_int(unit_sh("mkdir -p \"$0\" \"$0.out\"", root) ||
 	    unit_sh(script, root), 0, "%s: built", cases[i].what))
 		return;
-	if (!check_int(forge_scan(root, &f), 0, "%s: scans", cases[i].what))
+	if (!check_int(forge_scan(root, 0, &f), 0, "%s: scans", cases[i].what))
 		return;
 	if (!check(!strcmp(listing(f, got, sizeof(got)), cases[i].want),
 	    "%s: the listing", cases[i].what))
@@ -186,7 +186,7 @@ depth(const char *base)
 	    "git init -q --bare \"$d/d/no.git\"", root), 0,
 	    "depth: %d levels built", n + 2))
 		return;
-	if (!check_int(forge_scan(root, &f), 0, "depth: scans"))
+	if (!check_int(forge_scan(root, 0, &f), 0, "depth: scans"))
 		return;
 	if (!check(!strcmp(listing(f, got, sizeof(got)), want),
 	    "depth: a repository %d levels down is listed, one deeper not",
@@ -216,7 +216,7 @@ long_names(const char *base)
 	    "mkdir a; mv $n a/", root), 0,
 	    "long: names of 255 bytes, a path past PATH_MAX"))
 		return;
-	if (!check_int(forge_scan(root, &f), 0, "long: scans"))
+	if (!check_int(forge_scan(root, 0, &f), 0, "long: scans"))
 		return;
 	if (!check(!strcmp(listing(f, got, sizeof(got)), name),
 	    "long: the 255-byte name listed, the too long path not"))
@@ -253,7 +253,7 @@ unreadable(const char *base)
 		    setresgid(65534, 65534, 65534) < 0 ||
 		    setresuid(65534, 65534, 65534) < 0))
 			_exit(77);
-		if ((ret = forge_scan(root, &f)) < 0)
+		if ((ret = forge_scan(root, 0, &f)) < 0)
 			_exit(1);
 		listing(f, out, sizeof(got));
 		snprintf(out + strlen(out) + 1, sizeof(last), "%s",
@@ -327,7 +327,7 @@ changes(const char *base)
 			check_int(forge_changed(f), steps[i].changed,
 			    "changes: %s: %s", steps[i].script,
 			    steps[i].changed ? "changed" : "unchanged");
-		if (!check_int(forge_scan(root, &next), 0,
+		if (!check_int(forge_scan(root, 0, &next), 0,
 		    "changes: step %zu scans", i))
 			break;
 		if (!check(!strcmp(listing(next, got, sizeof(got)),
@@ -341,7 +341,7 @@ changes(const char *base)
 	/* Gone altogether: changed, and a scan fails. */
 	if (f && unit_sh("rm -rf \"$0\"", root) == 0) {
 		check(forge_changed(f), "changes: a root that is gone changed");
-		check_int(forge_scan(root, &next), -ENOENT,
+		check_int(forge_scan(root, 0, &next), -ENOENT,
 		    "changes: a root that is gone cannot be scanned");
 	}
 	forge_free(f);

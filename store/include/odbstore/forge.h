@@ -56,6 +56,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Levels of groups searched: the shown path has at most this many names. */
 #define FORGE_MAX_DEPTH 32
@@ -95,9 +96,12 @@ struct forge {
  * it is the administrator's). *out is malloc'd; free it with
  * forge_free(). Fails only when root cannot be searched at all (-errno
  * of realpath(3) or open(2)) or memory runs out (-ENOMEM); everything
- * below root that fails is left out with a log line.
+ * below root that fails is left out with a log line. A directory on
+ * device skip (unless 0) is not searched, with a log line: the mount
+ * the scan is for, bound back under its own root, would have its own
+ * requests wait on each other.
  */
-int forge_scan(const char *root, struct forge **out);
+int forge_scan(const char *root, dev_t skip, struct forge **out);
 
 /*
  * Whether the listing f may no longer be what a scan would find: one
