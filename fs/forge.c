@@ -454,6 +454,7 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 	int ret;
 
 	*err = 0;
+	log_context(NULL);
 	if (!f || !repo) {
 		node_enter(0, 0);
 		stats_enter(NULL);
@@ -501,6 +502,8 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 		return NULL;
 	}
 	r->used = ++f->clock;
+	/* Its path, from the pool: it stays put. */
+	log_context(r->path);
 	if (!r->live) {
 		/* Attributes only: what a node of it needs shown. */
 		static _Thread_local struct odbfs attrs;
@@ -546,6 +549,7 @@ forge_release(struct odbfs *fs)
 	struct forge_fs *f = fs ? fs->forge : NULL;
 	bool woke;
 
+	log_context(NULL);
 	/* A single mount's, the forge's own, or attributes only. */
 	if (!f || !fs->repo || !fs->odb)
 		return;

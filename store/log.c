@@ -29,6 +29,7 @@ static _Thread_local bool holding;	/* see log_hold() */
 static _Thread_local bool held;		/* held_line holds a line */
 static _Thread_local char held_line[512];
 static _Thread_local enum log_level held_level;
+static _Thread_local const char *context;	/* see log_context() */
 static log_sink_fn *sink;
 static enum log_level max_level = LOGL_INFO;
 
@@ -191,9 +192,16 @@ static void
 format(const char *fmt, va_list ap)
 {
 	static _Thread_local char raw[sizeof(last)];
-	size_t o = 0;
+	size_t o = 0, n = 0;
 
-	vsnprintf(raw, sizeof(raw), fmt, ap);
+	if (context && *context) {
+		n = (size_t)snprintf(raw, sizeof(raw), "%s: ", context);
+		n = n < sizeof(raw) ? n : sizeof(raw) - 1;
+	}
+	vsnprintf(raw + n, sizeof(raw) - n, fmt, ap);
+	/* An absolute path says where already. */
+	if (n && raw[n] == '/')
+		memmove(raw, raw + n, strlen(raw + n) + 1);
 	for (const unsigned char *p = (const unsigned char *)raw;
 	    *p && o + 5 < sizeof(last); p++) {
 		if (*p >= 0x20 && *p != 0x7f)
@@ -204,6 +212,12 @@ format(const char *fmt, va_list ap)
 			o += (size_t)snprintf(last + o, 5, "\\%03o", *p);
 	}
 	last[o] = '\0';
+}
+
+void
+log_context(const char *where)
+{
+	context = where;
 }
 
 static void

@@ -721,6 +721,25 @@ broken_repo_served() {
 	check_repo "$root/g0/r1.git" g0/r1.git
 }
 
+@test "log lines about what is missing in a repository name the repository" {
+	local root=$BATS_TEST_TMPDIR/forge g blob gone
+	small_forge "$root"
+	g=$root/g0/lost.git
+	readme_repo "$g" los
+	blob=$(git --git-dir="$g" rev-parse HEAD:README)
+	rm "$g/objects/${blob:0:2}/${blob:2}"
+	gone=$(echo nothing | git hash-object --stdin)
+	echo "$gone" >"$g/refs/heads/gone"
+	mount_root "$root" "$MNT"
+	run cat "$MNT/g0/lost.git/HEAD/tree/README"
+	[ "$status" -ne 0 ]
+	readlink "$MNT/g0/lost.git/refs/heads/gone"
+	grep -q "^odbfs: g0/lost.git: refs/heads/gone: $gone is missing" "$MNT.log"
+	grep -q "^odbfs: g0/lost.git: commits/.*/tree/README: $blob is not in the repository" "$MNT.log"
+	# None that names no repository.
+	! grep -v "lost.git" "$MNT.log"
+}
+
 @test "a repository git refuses (an unknown extension) costs only itself: ENOENT or EIO, one log line" {
 	local root=$BATS_TEST_TMPDIR/forge g
 	small_forge "$root"

@@ -46,6 +46,15 @@ int log_corrupt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_hold(void);
 void log_release(bool emit_held);
 
+/*
+ * Where this thread's lines come from, until log_context(NULL): each line
+ * it logs then begins "WHERE: ", unless it begins with an absolute path,
+ * which names its repository already. A mount of many repositories sets
+ * a repository's path for each operation on it, so that "refs/heads/x:
+ * ... is missing" says in which. where must outlive the setting.
+ */
+void log_context(const char *where);
+
 /* The last message this thread logged; valid until its next message. */
 const char *log_last(void);
 
