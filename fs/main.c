@@ -99,7 +99,8 @@ parse_refresh(const char *s)
 
 /*
  * -o negative_timeout=: seconds, a finite number >= 0 and nothing after it
- * (scanf would take "nan", "inf" and "1x"); default 1. -1 if invalid.
+ * in decimal (strtod would take "nan", "inf", "1x" and "0x10"); default
+ * 1. -1 if invalid.
  */
 static double
 parse_seconds(const char *s)
@@ -109,6 +110,8 @@ parse_seconds(const char *s)
 
 	if (!s)
 		return 1.0;
+	if (!*s || s[strspn(s, "0123456789.")])
+		return -1;
 	errno = 0;
 	t = strtod(s, &end);
 	return end == s || *end || errno || !isfinite(t) || t < 0 ? -1 : t;

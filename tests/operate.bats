@@ -137,7 +137,7 @@ one_line_error() {
 	[[ "$stderr" == *refresh=sometimes* ]]
 	one_line_error -o loglevel=loud "$repo" "$mnt"
 	[[ "$stderr" == *loglevel=loud* ]]
-	for t in -1 nan NaN inf -inf 1e999 1x "" -0.5; do
+	for t in -1 nan NaN inf -inf 1e999 1x "" -0.5 0x10 1e3 " 1" +1 1..2; do
 		one_line_error -o "negative_timeout=$t" "$repo" "$mnt"
 		[[ "$stderr" == *"negative_timeout=$t:"* ]]
 	done
