@@ -188,7 +188,7 @@ add_commits_g55() {
 	refs_settle "$REPO" "$MNT"
 	[ "$(readlink "$MNT/HEAD")" = refs/heads/new ]
 	g55 -C "$REPO" checkout -q --detach HEAD
-	within_a_second test "$(readlink "$MNT/HEAD" 2>/dev/null)" = \
+	within_a_second link_is "$MNT/HEAD" \
 		"commits/$(g55 -C "$REPO" rev-parse HEAD)"
 	[ ! -s "$MNT.log" ]
 }
