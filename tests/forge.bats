@@ -747,6 +747,24 @@ broken_repo_served() {
 	! grep -v "lost.git" "$MNT.log"
 }
 
+@test "refresh=poll=1 over a root inotify cannot see (bindfs of it): repositories made and removed show within seconds" {
+	local back=$BATS_TEST_TMPDIR/back root=$BATS_TEST_TMPDIR/forge
+	small_forge "$back"
+	mkdir -p "$root"
+	# Changes made in back reach no inotify watch on root.
+	bindfs --no-allow-other "$back" "$root"
+	BIND_MNTS+=("$root")
+	mount_root "$root" "$MNT" -o refresh=poll=1
+	check_repo "$root/g0/r1.git" g0/r1.git
+	readme_repo "$back/g0/polled.git" pol
+	rm -rf "$back/g0/r2.git"
+	# shellcheck disable=SC2317 # called through within_seconds
+	both() { listed "$MNT/g0" polled.git && not_listed "$MNT/g0" r2.git; }
+	within_seconds 5 both
+	check_repo "$root/g0/polled.git" g0/polled.git
+	running "$DAEMON_PID"
+}
+
 @test "a repository git refuses (an unknown extension) costs only itself: ENOENT or EIO, one log line" {
 	local root=$BATS_TEST_TMPDIR/forge g
 	small_forge "$root"

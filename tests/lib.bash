@@ -139,16 +139,22 @@ stat_of() {
 	awk -v k="$2" '$1 == k { print $2 }' "$1/.odbfs/stats"
 }
 
-# within_a_second CMD...: CMD succeeds within one second.
-within_a_second() {
-	local start=${EPOCHREALTIME/./}
+# within_seconds N CMD...: CMD succeeds within N seconds.
+within_seconds() {
+	local start=${EPOCHREALTIME/./} n=$1
+	shift
 	until "$@" 2>/dev/null; do
-		if [ $((${EPOCHREALTIME/./} - start)) -gt 1000000 ]; then
-			echo "not within a second: $*" >&2
+		if [ $((${EPOCHREALTIME/./} - start)) -gt $((n * 1000000)) ]; then
+			echo "not within $n s: $*" >&2
 			return 1
 		fi
 		sleep 0.02
 	done
+}
+
+# within_a_second CMD...: CMD succeeds within one second.
+within_a_second() {
+	within_seconds 1 "$@"
 }
 
 # link_is PATH TARGET: PATH is a symlink to exactly TARGET.
