@@ -214,7 +214,7 @@ see_objects(struct tally *t, const char *commondir)
 	if (ret == 0)
 		fanouts(commondir, have);
 	for (unsigned b = 0; b < 256 && ret == 0; b++) {
-		if (!(have[b / 64] & ((uint64_t)1 << (b % 64))))
+		if (!repo_fanout_has(have, b))
 			continue;
 		snprintf(fanout, sizeof(fanout), "objects/%02x", b);
 		ret = see_strictly(t, commondir, fanout);

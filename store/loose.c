@@ -120,32 +120,6 @@ scan_fanout(struct builder *b, int objfd, const char *objdir, unsigned byte,
 	return ret;
 }
 
-void
-repo_fanouts(const char *objdir, uint64_t have[4])
-{
-	static const char hexdigits[] = "0123456789abcdef";
-	const char *hi, *lo;
-	struct dirent *de;
-	unsigned b;
-	DIR *d = opendir(objdir);
-
-	if (!d) {
-		memset(have, 0xff, 4 * sizeof(*have));
-		return;
-	}
-	memset(have, 0, 4 * sizeof(*have));
-	while ((de = readdir(d))) {
-		if (strlen(de->d_name) != 2 ||
-		    !(hi = strchr(hexdigits, de->d_name[0])) ||
-		    !(lo = strchr(hexdigits, de->d_name[1])))
-			continue;
-		b = (unsigned)(hi - hexdigits) * 16 +
-		    (unsigned)(lo - hexdigits);
-		have[b / 64] |= (uint64_t)1 << (b % 64);
-	}
-	closedir(d);
-}
-
 int
 looseset_scan(struct looseset *set, char *const *dirs, size_t ndirs,
     size_t rawsz)
@@ -164,7 +138,7 @@ looseset_scan(struct looseset *set, char *const *dirs, size_t ndirs,
 			continue;
 		repo_fanouts(dirs[d], have);
 		for (unsigned byte = 0; byte < 256 && ret == 0; byte++)
-			if (have[byte / 64] & ((uint64_t)1 << (byte % 64)))
+			if (repo_fanout_has(have, byte))
 				ret = scan_fanout(&b, objfd, dirs[d], byte,
 				    (unsigned)d);
 		close(objfd);

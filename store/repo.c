@@ -1155,3 +1155,29 @@ repo_free(struct repo *repo)
 	free(repo->commondir);
 	free(repo);
 }
+
+void
+repo_fanouts(const char *objdir, uint64_t have[4])
+{
+	static const char hexdigits[] = "0123456789abcdef";
+	const char *hi, *lo;
+	struct dirent *de;
+	unsigned b;
+	DIR *d = opendir(objdir);
+
+	if (!d) {
+		memset(have, 0xff, 4 * sizeof(*have));
+		return;
+	}
+	memset(have, 0, 4 * sizeof(*have));
+	while ((de = readdir(d))) {
+		if (strlen(de->d_name) != 2 ||
+		    !(hi = strchr(hexdigits, de->d_name[0])) ||
+		    !(lo = strchr(hexdigits, de->d_name[1])))
+			continue;
+		b = (unsigned)(hi - hexdigits) * 16 +
+		    (unsigned)(lo - hexdigits);
+		have[b / 64] |= (uint64_t)1 << (b % 64);
+	}
+	closedir(d);
+}

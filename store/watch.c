@@ -450,7 +450,7 @@ setup(struct watch *w)
 		/* After objects/'s own watch: one made since is an event. */
 		repo_fanouts(o, have);
 		for (unsigned b = 0; b < 256; b++)
-			if (have[b / 64] & ((uint64_t)1 << (b % 64)))
+			if (repo_fanout_has(have, b))
 				watch_fanout(w, d, b, false);
 	}
 	/* HEAD lives in the git directory, refs in the common one. */

@@ -51,4 +51,11 @@ int repo_locate(const char *path, repo_entry_fn *fn, void *ctx,
  */
 void repo_fanouts(const char *objdir, uint64_t have[4]);
 
+/* Does have (repo_fanouts()) hold fan-out directory b? */
+static inline int
+repo_fanout_has(const uint64_t have[4], unsigned b)
+{
+	return (have[b / 64] >> (b % 64)) & 1;
+}
+
 #endif
