@@ -4,6 +4,7 @@
  * identity, opens the repository, and asks for root back around mounting
  * and unmounting. Nothing here runs once the session serves requests.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
@@ -222,6 +223,66 @@ see_objects(struct tally *t, const char *commondir)
 	return ret;
 }
 
+/* Directories of refs below one walked, at most: git makes a handful. */
+#define REFS_WALK_MAX 4096
+
+/*
+ * Every directory under dir/rel (refs/, reftable/), links not followed:
+ * one that a group or everyone may change lets them put there a link to
+ * a file only root may read, whose first line the mount would show as a
+ * ref's target; one another user owns is theirs. *budget counts the
+ * directories seen; past it the walk stops.
+ */
+static int
+see_tree(struct tally *t, const char *dir, const char *rel, unsigned depth,
+    size_t *budget)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int ret = 0;
+	DIR *d;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, rel) >=
+	    sizeof(path) || lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    !*budget || depth > 64)
+		return 0;
+	--*budget;
+	if ((ret = see(t, path, &st)) < 0)
+		return ret;
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		note_changeable(t, path, &st);
+	if (!(d = opendir(path)))
+		return 0;
+	while (ret == 0 && (de = readdir(d))) {
+		char sub[PATH_MAX];
+
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") ||
+		    !strcmp(de->d_name, "..") || (size_t)snprintf(sub,
+		    sizeof(sub), "%s/%s", rel, de->d_name) >= sizeof(sub))
+			continue;
+		ret = see_tree(t, dir, sub, depth + 1, budget);
+	}
+	closedir(d);
+	return ret;
+}
+
+/* The refs of gitdir and commondir: see_tree() of refs/ and reftable/. */
+static int
+see_refs(struct tally *t, const char *gitdir, const char *commondir)
+{
+	static const char *const rels[] = { "refs", "reftable" };
+	size_t budget = REFS_WALK_MAX;
+	int ret = 0;
+
+	for (size_t i = 0; i < 2 && ret == 0; i++) {
+		ret = see_tree(t, commondir, rels[i], 0, &budget);
+		if (ret == 0 && strcmp(gitdir, commondir))
+			ret = see_tree(t, gitdir, rels[i], 0, &budget);
+	}
+	return ret;
+}
+
 /*
  * Root owns path and path/.git: look at everything else root would
  * read through, as root, stopping at the first entry of another user.
@@ -243,8 +304,9 @@ look_further(const char *path, struct owner *o, const char **why)
 	}
 	if (repo_locate(path, see, &t, &gitdir, &commondir, &ignored) == 0) {
 		if (see_strictly(&t, gitdir, ".") == 0 &&
-		    see_strictly(&t, commondir, ".") == 0)
-			see_objects(&t, commondir);
+		    see_strictly(&t, commondir, ".") == 0 &&
+		    see_objects(&t, commondir) == 0)
+			see_refs(&t, gitdir, commondir);
 		free(gitdir);
 		free(commondir);
 	}

@@ -40,10 +40,11 @@ struct owner {
  * root and before it is read: every directory and symbolic link on the
  * way to the git and common directories (a .git file's gitdir:, a
  * commondir file), those directories, and objects/, its info/, alternates,
- * pack/ and fan-out directories. The first entry another user owns makes
- * that user the owner (o->entry names it). If there is none but one of
- * them may be changed by a group or by everyone, -EPERM: root does not
- * read what others can redirect.
+ * pack/ and fan-out directories, and every directory under refs/ and
+ * reftable/. The first entry another user owns makes that user the owner
+ * (o->entry names it). If there is none but one of them may be changed
+ * by a group or by everyone, -EPERM: root does not read what others can
+ * redirect.
  */
 int owner_of_repo(const char *path, struct owner *out, const char **why);
 

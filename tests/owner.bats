@@ -476,6 +476,24 @@ shared_repo() {
 	check_mount_objects "$BASE/shared" "$MNT"
 }
 
+@test "a root repository whose refs/heads alone its group may write: refused, naming it; a ref linked to root's file is never shown" {
+	local secret
+	vid=$(vault_repo "$BASE/vault")
+	secret=$(git -C "$BASE/vault/repo" rev-parse HEAD)
+	shared_repo "$BASE/shared"
+	find "$BASE/shared" -type d -exec chmod g-w {} +
+	chmod g+w "$BASE/shared/.git/refs/heads"
+	# A member of the group links a ref to a file only root may read.
+	run_as "$USER1" ln -s "$BASE/vault/repo/.git/$(git -C "$BASE/vault/repo" symbolic-ref HEAD)" \
+		"$BASE/shared/.git/refs/heads/leak"
+	fails_to_mount "$BASE/shared" -o allow_other
+	[ "$output" = "odbfs: $BASE/shared: $BASE/shared/.git/refs/heads is writable by group $GROUP, so root does not read it: choose a user with -o owner=USER" ]
+	# Read as a user, the link leads nowhere that user may read.
+	mount_odbfs "$BASE/shared" "$MNT" -o allow_other,owner="$USER2"
+	[ "$(readlink "$MNT/refs/heads/leak" 2>/dev/null)" != "../../commits/$secret" ]
+	[ ! -e "$MNT/refs/heads/leak" ]
+}
+
 @test "a root repository whose alternates file a user owns is read as that user" {
 	vid=$(vault_repo "$BASE/vault")
 	small_repo "$BASE/repo" rooted
