@@ -39,6 +39,7 @@
 #include "forge.h"
 #include "odbstore/forge.h"
 #include "odbstore/log.h"
+#include "odbstore/repo.h"
 #include "odbstore/watch.h"
 #include "owner.h"
 #include "readers.h"
@@ -239,42 +240,73 @@ live_close(struct live *l)
 	free(l);
 }
 
+/* Hash into *h how path looks to lstat(2) (zeros for none). */
+static void
+print_path(uint64_t *h, const char *path)
+{
+	struct stat st;
+	struct {
+		uint64_t dev, ino, size, mode, uid, gid;
+		struct timespec mtim, ctim;
+	} key = { 0 };
+
+	/* Fields one by one: no padding of struct stat is hashed. */
+	if (lstat(path, &st) == 0) {
+		key.dev = st.st_dev;
+		key.ino = st.st_ino;
+		key.size = (uint64_t)st.st_size;
+		key.mode = st.st_mode;
+		key.uid = st.st_uid;
+		key.gid = st.st_gid;
+		key.mtim = st.st_mtim;
+		key.ctim = st.st_ctim;
+	}
+	*h = XXH3_64bits_withSeed(&key, sizeof(key), *h);
+}
+
 /*
- * How the git directory of a repository that failed to open looks: its
- * own entry, config, objects/ and objects/info/ as stat(2) sees them (0
- * for one missing), hashed. A rescan tries it again only if this changed:
+ * How a repository that failed to open looks, hashed: each directory
+ * from the root down to it, its .git, and in its git directory the
+ * entries an open reads or weighs (owner_of_repo(), odb_open()), the
+ * fan-out directories there included, as lstat(2) sees them. A rescan
+ * tries it again only if this changed (a chmod, a fix, a file put back):
  * else it would come back into listings at every change in the root,
  * and fail again at the next lookup.
  */
 static uint64_t
-fail_print(const char *gitdir)
+fail_print(const char *root, const char *rel, const char *gitdir)
 {
-	static const char *const rels[] = { "", "/config", "/objects",
-	    "/objects/info" };
+	static const char *const rels[] = { "", "/HEAD", "/config",
+	    "/commondir", "/objects", "/objects/info",
+	    "/objects/info/alternates", "/objects/pack", "/refs",
+	    "/refs/heads", "/refs/tags", "/reftable", "/packed-refs" };
 	char path[PATH_MAX];
-	uint64_t h = 0;
+	uint64_t have[4], h = 0;
 
-	for (size_t i = 0; i < sizeof(rels) / sizeof(*rels); i++) {
-		struct stat st;
-		struct {
-			uint64_t dev, ino, size, mode, uid, gid;
-			struct timespec mtim, ctim;
-		} key = { 0 };
-
-		/* Fields one by one: no padding of struct stat is hashed. */
-		if ((size_t)snprintf(path, sizeof(path), "%s%s", gitdir,
-		    rels[i]) < sizeof(path) && stat(path, &st) == 0) {
-			key.dev = st.st_dev;
-			key.ino = st.st_ino;
-			key.size = (uint64_t)st.st_size;
-			key.mode = st.st_mode;
-			key.uid = st.st_uid;
-			key.gid = st.st_gid;
-			key.mtim = st.st_mtim;
-			key.ctim = st.st_ctim;
-		}
-		h = XXH3_64bits_withSeed(&key, sizeof(key), h);
+	/* The root, each group down, the repository, its .git. */
+	print_path(&h, root);
+	for (size_t at = 0; rel[at]; at++) {
+		if (rel[at + 1] && rel[at + 1] != '/')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%.*s", root,
+		    (int)(at + 1), rel) < sizeof(path))
+			print_path(&h, path);
 	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/.git", root, rel) <
+	    sizeof(path))
+		print_path(&h, path);
+	for (size_t i = 0; i < sizeof(rels) / sizeof(*rels); i++)
+		if ((size_t)snprintf(path, sizeof(path), "%s%s", gitdir,
+		    rels[i]) < sizeof(path))
+			print_path(&h, path);
+	if ((size_t)snprintf(path, sizeof(path), "%s/objects", gitdir) >=
+	    sizeof(path))
+		return h;
+	repo_fanouts(path, have);
+	for (unsigned b = 0; b < 256; b++)
+		if (repo_fanout_has(have, b) && (size_t)snprintf(path,
+		    sizeof(path), "%s/objects/%02x", gitdir, b) < sizeof(path))
+			print_path(&h, path);
 	return h;
 }
 
@@ -299,6 +331,9 @@ not_ours(const struct forge_fs *f, const struct frepo *r)
 	char *path;
 	int ret;
 
+	/* Named by -o owner=: that user's rights bound it, as for one. */
+	if (f->opts.owner_named)
+		return NULL;
 	if (!r->path[0])
 		path = strdup(f->root);
 	else if (asprintf(&path, "%s/%s", f->root, r->path) < 0)
@@ -475,7 +510,7 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 		r->opening = true;
 		pthread_mutex_unlock(&f->lock);
 		/* Before: a change made while it opens is one to retry on. */
-		print = fail_print(r->gitdir);
+		print = fail_print(f->root, r->path, r->gitdir);
 		ret = repo_open(f, r, repo, &l, &st);
 		pthread_mutex_lock(&f->lock);
 		r->opening = false;
@@ -868,6 +903,7 @@ drop_changed(struct forge_fs *f, const struct forge *old,
 struct look {
 	const char *gitdir;	/* where the new scan finds it, or NULL */
 	const char *failed;	/* its own git directory, if it failed */
+	const char *path;	/* ...and its path from the root */
 	bool seen;		/* open or opened, when looked at */
 	bool found;		/* gitdir is there: dev, ino */
 	dev_t dev;
@@ -893,6 +929,7 @@ look_all(struct forge_fs *f, const struct forge *now, size_t *n)
 			v[i].seen = r->live || r->opened;
 			v[i].gitdir = fr && v[i].seen ? fr->gitdir : NULL;
 			v[i].failed = r->failed ? r->gitdir : NULL;
+			v[i].path = r->path;
 		}
 	pthread_mutex_unlock(&f->lock);
 	for (size_t i = 0; v && i < *n; i++) {
@@ -902,7 +939,8 @@ look_all(struct forge_fs *f, const struct forge *now, size_t *n)
 			v[i].ino = st.st_ino;
 		}
 		if (v[i].failed)
-			v[i].print = fail_print(v[i].failed);
+			v[i].print = fail_print(f->root, v[i].path,
+			    v[i].failed);
 	}
 	return v;
 }
@@ -1163,6 +1201,9 @@ watch_all(struct forge_fs *f)
 	return fd;
 }
 
+/* How long forge_close() waits for the forge's thread to stop. */
+#define STOP_WAIT_S 2
+
 /* CLOCK_MONOTONIC in milliseconds. */
 static int64_t
 now_ms(void)
@@ -1283,11 +1324,14 @@ static void *
 run(void *arg)
 {
 	struct forge_fs *f = arg;
-	/* Polling: groups looked at every N seconds, inotify or not. */
-	int timeout = f->opts.refresh > 0 ? (int)f->opts.refresh * 1000 : -1;
-	int64_t done = 0, cost = 0, start;
+	/*
+	 * Polling: groups looked at every N seconds, inotify or not, by the
+	 * clock: what wakes the thread meanwhile does not put it off.
+	 */
+	int64_t every = f->opts.refresh > 0 ? f->opts.refresh * 1000 : -1;
+	int64_t done = 0, cost = 0, start, due = now_ms() + every;
 	bool stop = false;
-	int fd, parent_wd;
+	int fd, parent_wd, timeout;
 
 	/* Before any search: the mount bound back under the root is not. */
 	if (f->opts.mountpoint)
@@ -1305,6 +1349,8 @@ run(void *arg)
 		uint64_t count;
 		int n;
 
+		timeout = every < 0 ? -1 : due <= now_ms() ? 0 :
+		    (int)(due - now_ms());
 		if ((n = poll(pfd, 3, timeout)) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents)
@@ -1315,7 +1361,8 @@ run(void *arg)
 			/* Not with refresh=never: nothing is searched again. */
 			changed = tell_failed(f) && fd >= 0;
 		}
-		if (n == 0) {
+		if (every > 0 && now_ms() >= due) {
+			due = now_ms() + every;
 			pthread_rwlock_rdlock(&f->scan_lock);
 			changed |= forge_changed(f->scan);
 			pthread_rwlock_unlock(&f->scan_lock);
@@ -1378,11 +1425,24 @@ forge_close(struct odbfs *top)
 		return;
 	if (f->running) {
 		uint64_t one = 1;
+		struct timespec by;
 
-		if (write(f->stopfd, &one, sizeof(one)) < 0)
+		/*
+		 * A search waits on whatever it opens: a hung file system
+		 * under the root holds it for as long. The mount ends all
+		 * the same; what the thread uses is then left to the exit.
+		 */
+		clock_gettime(CLOCK_REALTIME, &by);
+		by.tv_sec += STOP_WAIT_S;
+		if (write(f->stopfd, &one, sizeof(one)) < 0) {
 			log_msg(LOGL_ERROR, "cannot stop the forge's watcher");
-		else
-			pthread_join(f->thread, NULL);
+		} else if (pthread_timedjoin_np(f->thread, NULL, &by) != 0) {
+			log_msg(LOGL_ERROR, "%s: the search for repositories "
+			    "still waits on a file system under it after %d s: "
+			    "left to the exit", f->root, STOP_WAIT_S);
+			top->forge = NULL;
+			return;
+		}
 	}
 	if (f->stopfd >= 0)
 		close(f->stopfd);

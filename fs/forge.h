@@ -28,6 +28,7 @@ struct forge_opts {
 	bool verify;		/* -o verify */
 	const char *mountpoint;	/* a real path: not searched if bound under
 				 * the root */
+	bool owner_named;	/* -o owner=: no repository is weighed */
 };
 
 /* Repositories open at once unless -o max_repos= says otherwise. */

@@ -91,7 +91,9 @@ parse_refresh(const char *s)
 		return 0;
 	if (!strcmp(s, "never"))
 		return -1;
-	if (strncmp(s, "poll=", 5))
+	/* Digits only: strtol would take " 5" and "+5". */
+	if (strncmp(s, "poll=", 5) || !s[5] ||
+	    s[5 + strspn(s + 5, "0123456789")])
 		return -2;
 	n = strtol(s + 5, &end, 10);
 	return *end || end == s + 5 || n < 1 || n > 86400 ? -2 : n;
@@ -553,6 +555,7 @@ main(int argc, char **argv)
 		struct forge_opts fo = {
 			.max_open = max_repos,
 			.mountpoint = opts.mountpoint,
+			.owner_named = conf.owner != NULL,
 			.published = odbfs_published,
 			.refresh = refresh,
 			.verify = conf.verify,

@@ -30,6 +30,9 @@ static _Thread_local bool held;		/* held_line holds a line */
 static _Thread_local char held_line[512];
 static _Thread_local enum log_level held_level;
 static _Thread_local const char *context;	/* see log_context() */
+
+/* The most of a context a line shows: its last bytes (the line has 512). */
+#define CONTEXT_MAX 120
 static log_sink_fn *sink;
 static enum log_level max_level = LOGL_INFO;
 
@@ -195,8 +198,12 @@ format(const char *fmt, va_list ap)
 	size_t o = 0, n = 0;
 
 	if (context && *context) {
-		n = (size_t)snprintf(raw, sizeof(raw), "%s: ", context);
-		n = n < sizeof(raw) ? n : sizeof(raw) - 1;
+		/* Its end, if long: the line is for what went wrong. */
+		size_t len = strlen(context);
+
+		n = (size_t)snprintf(raw, sizeof(raw), "%s%s: ",
+		    len > CONTEXT_MAX ? "..." : "",
+		    context + (len > CONTEXT_MAX ? len - CONTEXT_MAX : 0));
 	}
 	vsnprintf(raw + n, sizeof(raw) - n, fmt, ap);
 	/* An absolute path says where already. */

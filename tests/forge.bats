@@ -745,6 +745,17 @@ broken_repo_served() {
 	grep -q "^odbfs: g0/lost.git: commits/.*/tree/README: $blob is not in the repository" "$MNT.log"
 	# None that names no repository.
 	! grep -v "lost.git" "$MNT.log"
+	# A path of 480 bytes and more: its end, and the line says what
+	# went wrong all the same.
+	local long
+	long=$(printf 'b%.0s' $(seq 240))/$(printf 'b%.0s' $(seq 240))
+	readme_repo "$root/$long/deep.git" dee
+	blob=$(git --git-dir="$root/$long/deep.git" rev-parse HEAD:README)
+	rm "$root/$long/deep.git/objects/${blob:0:2}/${blob:2}"
+	within_a_second test -e "$MNT/$long/deep.git"
+	run cat "$MNT/$long/deep.git/HEAD/tree/README"
+	[ "$status" -ne 0 ]
+	grep -q "^odbfs: \.\.\.b*/deep.git: commits/.*/tree/README: $blob is not in the repository" "$MNT.log"
 }
 
 @test "refresh=poll=1 over a root inotify cannot see (bindfs of it): repositories made and removed show within seconds" {
@@ -754,12 +765,17 @@ broken_repo_served() {
 	# Changes made in back reach no inotify watch on root.
 	bindfs --no-allow-other "$back" "$root"
 	BIND_MNTS+=("$root")
-	mount_root "$root" "$MNT" -o refresh=poll=1
+	mount_root "$root" "$MNT" -o refresh=poll=1,max_repos=1
 	check_repo "$root/g0/r1.git" g0/r1.git
 	readme_repo "$back/g0/polled.git" pol
 	rm -rf "$back/g0/r2.git"
+	# Reads meanwhile, each closing a repository (which wakes the
+	# forge's thread): they must not put the next look off.
 	# shellcheck disable=SC2317 # called through within_seconds
-	both() { listed "$MNT/g0" polled.git && not_listed "$MNT/g0" r2.git; }
+	both() {
+		cat "$MNT/g0/r1.git/HEAD/tree/README" "$MNT/g0/r3.git/HEAD/tree/README" >/dev/null
+		listed "$MNT/g0" polled.git && not_listed "$MNT/g0" r2.git
+	}
 	within_seconds 5 both
 	check_repo "$root/g0/polled.git" g0/polled.git
 	running "$DAEMON_PID"
@@ -1048,6 +1064,34 @@ secret_by_alternates() {
 	# Root owns the repository and its objects/; nobody, the directory
 	# of the file that says where else to read.
 	secret_by_alternates objects/info
+}
+
+@test "a root's repository refused for a group-writable objects/pack/ is served once mended and its group changes" {
+	local root=$BATS_TEST_TMPDIR/forge
+	small_forge "$root"
+	chgrp nogroup "$root/g0/r2.git/objects/pack"
+	chmod g+w "$root/g0/r2.git/objects/pack"
+	mount_root "$root" "$MNT" -o negative_timeout=0
+	run ls "$MNT/g0/r2.git/objects"
+	[ "$status" -ne 0 ]
+	within_a_second not_listed "$MNT/g0" r2.git
+	chmod g-w "$root/g0/r2.git/objects/pack"
+	git init -q --bare "$root/g0/later.git"
+	within_a_second listed "$MNT/g0" later.git
+	within_a_second listed "$MNT/g0" r2.git
+	check_repo "$root/g0/r2.git" g0/r2.git
+}
+
+@test "-o owner=root: a root's repository a group may write and one another user owns are served, as a mount of one would" {
+	local root=$BATS_TEST_TMPDIR/forge
+	small_forge "$root"
+	chgrp nogroup "$root/g0/r2.git/objects"
+	chmod g+w "$root/g0/r2.git/objects"
+	chown -R nobody "$root/g0/r3.git"
+	mount_root "$root" "$MNT" -o owner=root
+	check_repo "$root/g0/r2.git" g0/r2.git
+	check_repo "$root/g0/r3.git" g0/r3.git
+	! grep -q "not served" "$MNT.log"
 }
 
 @test "a root's repository whose objects/ a group may write is not served: one log line" {

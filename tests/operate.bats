@@ -133,8 +133,10 @@ one_line_error() {
 	rm "$mnt/file"
 	one_line_error -o no_such_option "$repo" "$mnt"
 	[[ "$stderr" == *no_such_option* ]]
-	one_line_error -o refresh=sometimes "$repo" "$mnt"
-	[[ "$stderr" == *refresh=sometimes* ]]
+	for r in sometimes poll= "poll= 5" poll=+5 poll=0 poll=86401 poll=1x; do
+		one_line_error -o "refresh=$r" "$repo" "$mnt"
+		[[ "$stderr" == *"refresh=$r:"* ]]
+	done
 	one_line_error -o loglevel=loud "$repo" "$mnt"
 	[[ "$stderr" == *loglevel=loud* ]]
 	for t in -1 nan NaN inf -inf 1e999 1x "" -0.5 0x10 1e3 " 1" +1 1..2; do
