@@ -52,6 +52,8 @@ struct live {
 	struct odbfs fs;
 	struct watch *watch;
 	struct live *next;	/* on the forge's list to close */
+	struct forge_fs *forge;
+	int wds[2];		/* watch_repo()'s, or -1 */
 };
 
 /* A repository the mount has shown: its number is its index + 1. */
@@ -112,6 +114,10 @@ struct forge_fs {
 	bool sweep;			/* a repository gone may be open */
 	struct live *closing;		/* for run() to close */
 	dev_t self;			/* the mount's device, once run() knows */
+	_Atomic int ifd;		/* run()'s inotify instance, or -1 */
+	pthread_mutex_t wds_lock;	/* protects rwds */
+	int *rwds;			/* watch_repo()'s descriptors */
+	size_t nrwds, rwdcap;
 	bool tell;			/* some frepo's tell is set */
 	_Atomic size_t untrimmed;	/* TRIM_* freed since malloc_trim() */
 
@@ -217,12 +223,67 @@ entry_locked(struct forge_fs *f, const char *path, const char *gitdir,
 	return r;
 }
 
+/*
+ * An open repository's own directory (and its git directory, if another)
+ * watched on run()'s instance for what says it may be a repository no
+ * more (telling()): emptied and made a group, a work tree whose .git
+ * went. That changes nothing in its group, whose watch would not see it.
+ */
+static void
+watch_repo(struct forge_fs *f, struct live *l, const char *dir,
+    const char *gitdir)
+{
+	const char *paths[2] = { dir, gitdir };
+	int fd = atomic_load(&f->ifd), *grown;
+
+	l->forge = f;
+	l->wds[0] = l->wds[1] = -1;
+	if (fd < 0)
+		return;
+	for (int i = 0; i < 2; i++) {
+		if (i && !strcmp(dir, gitdir))
+			break;
+		l->wds[i] = inotify_add_watch(fd, paths[i], IN_DELETE |
+		    IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF |
+		    IN_ONLYDIR | IN_DONT_FOLLOW);
+		if (l->wds[i] < 0)
+			continue;
+		pthread_mutex_lock(&f->wds_lock);
+		if (f->nrwds == f->rwdcap && (grown = realloc(f->rwds,
+		    (f->rwdcap = 2 * f->rwdcap + 8) * sizeof(*grown))))
+			f->rwds = grown;
+		if (f->nrwds < f->rwdcap)
+			f->rwds[f->nrwds++] = l->wds[i];
+		pthread_mutex_unlock(&f->wds_lock);
+	}
+}
+
+static void
+unwatch_repo(struct live *l)
+{
+	struct forge_fs *f = l->forge;
+
+	for (int i = 0; f && i < 2; i++) {
+		if (l->wds[i] < 0)
+			continue;
+		pthread_mutex_lock(&f->wds_lock);
+		for (size_t j = 0; j < f->nrwds; j++)
+			if (f->rwds[j] == l->wds[i]) {
+				f->rwds[j] = f->rwds[--f->nrwds];
+				break;
+			}
+		pthread_mutex_unlock(&f->wds_lock);
+		inotify_rm_watch(atomic_load(&f->ifd), l->wds[i]);
+	}
+}
+
 /* Let go of an open repository, with no lock held. */
 static void
 live_close(struct live *l)
 {
 	if (!l)
 		return;
+	unwatch_repo(l);
 	watch_stop(l->watch);
 	/*
 	 * Closed, nothing watches its refs: the kernel would keep the links
@@ -412,6 +473,16 @@ repo_open(struct forge_fs *f, struct frepo *r, uint32_t index,
 		    strerror(-ret));
 	else if (r->opened)
 		watch_kick(l->watch);
+	/* The root itself a repository: its watch, a group's, says all. */
+	l->wds[0] = l->wds[1] = -1;
+	if (r->path[0]) {
+		char *dir;
+
+		if (asprintf(&dir, "%s/%s", f->root, r->path) >= 0) {
+			watch_repo(f, l, dir, r->gitdir);
+			free(dir);
+		}
+	}
 	*out = l;
 	return 0;
 fail:
@@ -810,6 +881,8 @@ forge_open(struct odbfs *top, const char *root,
 	}
 	pthread_rwlock_init(&f->scan_lock, NULL);
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_mutex_init(&f->wds_lock, NULL);
+	atomic_init(&f->ifd, -1);
 	pthread_cond_init(&f->opened, NULL);
 	if ((ret = forge_scan(root, 0, &f->scan)) < 0 ||
 	    !(f->root = strdup(f->scan->root))) {
@@ -1164,21 +1237,41 @@ watch_parent(struct forge_fs *f, int fd)
  * parent (parent_wd) about other names than the root's.
  */
 static bool
-relevant(const struct forge_fs *f, const char *buf, size_t len,
-    int parent_wd)
+relevant(struct forge_fs *f, const char *buf, size_t len, int parent_wd)
 {
-	const char *base = strrchr(f->root, '/') + 1;
+	static const char *const telling[] = { "HEAD", "objects", "refs",
+	    ".git", "commondir" };
+	const char *base = strrchr(f->root, '/') + 1, *name;
 	struct inotify_event ev;
+	bool repo;
 
 	for (size_t at = 0; at + sizeof(ev) <= len; at += sizeof(ev) +
 	    ev.len) {
 		memcpy(&ev, buf + at, sizeof(ev));
-		if (ev.wd != parent_wd || ev.mask & IN_Q_OVERFLOW)
+		if (ev.mask & IN_Q_OVERFLOW)
 			return true;
+		/* A watch gone: what made it go was an event of its own. */
+		if (ev.mask & IN_IGNORED)
+			continue;
 		/* The name is NUL-padded to ev.len. */
-		if (ev.len && at + sizeof(ev) + ev.len <= len &&
-		    strnlen(buf + at + sizeof(ev), ev.len) < ev.len &&
-		    !strcmp(buf + at + sizeof(ev), base))
+		name = ev.len && at + sizeof(ev) + ev.len <= len &&
+		    strnlen(buf + at + sizeof(ev), ev.len) < ev.len ?
+		    buf + at + sizeof(ev) : "";
+		repo = false;
+		pthread_mutex_lock(&f->wds_lock);
+		for (size_t j = 0; j < f->nrwds && !repo; j++)
+			repo = f->rwds[j] == ev.wd;
+		pthread_mutex_unlock(&f->wds_lock);
+		if (repo) {
+			/* An open repository's: only what says it changed. */
+			if (ev.mask & (IN_DELETE_SELF | IN_MOVE_SELF))
+				return true;
+			for (size_t i = 0; i < 5; i++)
+				if (!strcmp(name, telling[i]))
+					return true;
+			continue;
+		}
+		if (ev.wd != parent_wd || !strcmp(name, base))
 			return true;
 	}
 	return false;
@@ -1338,6 +1431,7 @@ run(void *arg)
 		f->self = mount_dev(f->opts.mountpoint);
 	fd = f->opts.refresh >= 0 ? watch_all(f) : -1;
 	parent_wd = fd >= 0 ? watch_parent(f, fd) : -1;
+	atomic_store(&f->ifd, fd);
 
 	while (!stop) {
 		struct pollfd pfd[3] = {
@@ -1393,6 +1487,7 @@ run(void *arg)
 		done = now_ms();
 		cost = done - start;
 	}
+	atomic_store(&f->ifd, -1);
 	if (fd >= 0)
 		close(fd);
 	return NULL;
@@ -1465,6 +1560,8 @@ forge_close(struct odbfs *top)
 	free(f->root);
 	pthread_rwlock_destroy(&f->scan_lock);
 	pthread_mutex_destroy(&f->lock);
+	pthread_mutex_destroy(&f->wds_lock);
+	free(f->rwds);
 	pthread_cond_destroy(&f->opened);
 	free(f);
 	top->forge = NULL;
