@@ -73,6 +73,7 @@ tag_dir(struct odbfs *fs, struct node *tags, const unsigned char *id,
 	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
 	struct objinfo info;
 	struct node *n;
+	bool known;
 	int ret;
 
 	oid_to_hex(hex, id, fs->rawsz);
@@ -88,10 +89,26 @@ tag_dir(struct odbfs *fs, struct node *tags, const unsigned char *id,
 		node_free(n);
 		return ret;
 	}
-	n->ext->tag_has_tree = peeled_tree(fs, id, n->ext->tag_tree);
 	/* What it names, as it is: its type line may say otherwise. */
-	n->ext->tag_object_type = odb_info(fs->odb, n->ext->tag.object,
-	    &info) == 0 ? (uint8_t)info.type : (uint8_t)n->ext->tag.type;
+	known = odb_info(fs->odb, n->ext->tag.object, &info) == 0;
+	n->ext->tag_object_type = known ? (uint8_t)info.type :
+	    (uint8_t)n->ext->tag.type;
+	/*
+	 * Peeled from what it names, the tag just read: a tree, or a
+	 * commit's. Anything else (another tag, a type line that says
+	 * otherwise, a missing object) from the tag again, by odb_peel(),
+	 * which says what is wrong.
+	 */
+	if (known && info.type == n->ext->tag.type && info.type == OBJ_TREE) {
+		memcpy(n->ext->tag_tree, n->ext->tag.object, fs->rawsz);
+		n->ext->tag_has_tree = true;
+	} else if (known && info.type == n->ext->tag.type &&
+	    info.type == OBJ_COMMIT) {
+		n->ext->tag_has_tree = odb_commit_tree(fs->odb,
+		    n->ext->tag.object, n->ext->tag_tree) == 0;
+	} else {
+		n->ext->tag_has_tree = peeled_tree(fs, id, n->ext->tag_tree);
+	}
 	/* An old tag without a tagger line has no time of its own. */
 	if (n->ext->tag.tagger)
 		n->time = n->ext->tag.time;
