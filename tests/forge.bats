@@ -676,15 +676,18 @@ broken_repo_served() {
 	running "$DAEMON_PID"
 }
 
-@test "a closed repository gutted and made a group, and a work tree whose .git went: each shows as it is now once looked at" {
+# gutted [OPTIONS...]: mounted with OPTIONS, r1.git, the work tree app
+# and r2.git read; then r1.git emptied and made a group holding sub.git,
+# and app's .git removed, which changes nothing in g0 itself. Each shows
+# as what it is now once something looks at it.
+gutted() {
 	local root=$BATS_TEST_TMPDIR/forge
 	small_forge "$root"
 	git clone -q "$root/g0/r3.git" "$root/g0/app"
-	mount_root "$root" "$MNT" -o max_repos=1
+	mount_root "$root" "$MNT" "$@"
 	check_repo "$root/g0/r1.git" g0/r1.git
 	check_repo "$root/g0/app/.git" g0/app
 	check_repo "$root/g0/r2.git" g0/r2.git
-	# Both closed now. Nothing changes in g0 itself.
 	rm -rf "$root/g0/r1.git"/*
 	readme_repo "$root/g0/r1.git/sub.git" sub
 	rm -rf "$root/g0/app/.git"
@@ -696,22 +699,14 @@ broken_repo_served() {
 	running "$DAEMON_PID"
 }
 
+@test "a closed repository gutted and made a group, and a work tree whose .git went: each shows as it is now once looked at" {
+	# max_repos=1: r1 and app closed by the time they change.
+	gutted -o max_repos=1
+}
+
 @test "an open repository gutted and made a group, and an open work tree whose .git went: each shows as it is now" {
-	local root=$BATS_TEST_TMPDIR/forge
-	small_forge "$root"
-	git clone -q "$root/g0/r3.git" "$root/g0/app"
-	mount_root "$root" "$MNT"
-	check_repo "$root/g0/r1.git" g0/r1.git
-	check_repo "$root/g0/app/.git" g0/app
-	# Both open. Nothing changes in g0 itself.
-	rm -rf "$root/g0/r1.git"/*
-	readme_repo "$root/g0/r1.git/sub.git" sub
-	rm -rf "$root/g0/app/.git"
-	within_a_second listed "$MNT/g0/r1.git" sub.git
-	check_repo "$root/g0/r1.git/sub.git" g0/r1.git/sub.git
-	within_a_second not_listed "$MNT/g0" app
-	check_repo "$root/g0/r2.git" g0/r2.git
-	running "$DAEMON_PID"
+	# Open: a look at either finds no failure to say so.
+	gutted
 }
 
 @test "the mount bound back under its own root, one thread (-s): not searched, one log line; the others served" {
