@@ -301,9 +301,12 @@ live_close(struct live *l)
 	free(l);
 }
 
-/* Hash into *h how path looks to lstat(2) (zeros for none). */
+/*
+ * Hash into *h how path looks to lstat(2) (zeros for none): which entry
+ * it is, its owner and mode, and unless only those, its size and times.
+ */
 static void
-print_path(uint64_t *h, const char *path)
+print_path(uint64_t *h, const char *path, bool only_owner)
 {
 	struct stat st;
 	struct {
@@ -315,12 +318,14 @@ print_path(uint64_t *h, const char *path)
 	if (lstat(path, &st) == 0) {
 		key.dev = st.st_dev;
 		key.ino = st.st_ino;
-		key.size = (uint64_t)st.st_size;
 		key.mode = st.st_mode;
 		key.uid = st.st_uid;
 		key.gid = st.st_gid;
-		key.mtim = st.st_mtim;
-		key.ctim = st.st_ctim;
+		if (!only_owner) {
+			key.size = (uint64_t)st.st_size;
+			key.mtim = st.st_mtim;
+			key.ctim = st.st_ctim;
+		}
 	}
 	*h = XXH3_64bits_withSeed(&key, sizeof(key), *h);
 }
@@ -344,22 +349,26 @@ fail_print(const char *root, const char *rel, const char *gitdir)
 	char path[PATH_MAX];
 	uint64_t have[4], h = 0;
 
-	/* The root, each group down, the repository, its .git. */
-	print_path(&h, root);
+	/*
+	 * The root and each group down, by owner and mode only: a group
+	 * changes with every repository made in it, which is no reason.
+	 * Then the repository and its .git, whole.
+	 */
+	print_path(&h, root, true);
 	for (size_t at = 0; rel[at]; at++) {
 		if (rel[at + 1] && rel[at + 1] != '/')
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%.*s", root,
 		    (int)(at + 1), rel) < sizeof(path))
-			print_path(&h, path);
+			print_path(&h, path, rel[at + 1] != '\0');
 	}
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s/.git", root, rel) <
 	    sizeof(path))
-		print_path(&h, path);
+		print_path(&h, path, false);
 	for (size_t i = 0; i < sizeof(rels) / sizeof(*rels); i++)
 		if ((size_t)snprintf(path, sizeof(path), "%s%s", gitdir,
 		    rels[i]) < sizeof(path))
-			print_path(&h, path);
+			print_path(&h, path, false);
 	if ((size_t)snprintf(path, sizeof(path), "%s/objects", gitdir) >=
 	    sizeof(path))
 		return h;
@@ -367,7 +376,7 @@ fail_print(const char *root, const char *rel, const char *gitdir)
 	for (unsigned b = 0; b < 256; b++)
 		if (repo_fanout_has(have, b) && (size_t)snprintf(path,
 		    sizeof(path), "%s/objects/%02x", gitdir, b) < sizeof(path))
-			print_path(&h, path);
+			print_path(&h, path, false);
 	return h;
 }
 
