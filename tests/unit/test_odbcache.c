@@ -18,8 +18,10 @@
  * a and b: 40 versions of one 6 KiB file of "a line" or "b line" lines
  * and a last line of its own, packed with deltas, stored rather than
  * compressed (pack.compression=0) so that equal sizes lay the two packs
- * out alike. For each, ids (every object) and want/<id> (git cat-file's
- * bytes); common: how many pack offsets of deltas the packs share.
+ * out alike (with one thread: threads split git's search for deltas by
+ * timing, and laid the packs out differently now and then). For each,
+ * ids (every object) and want/<id> (git cat-file's bytes); common: how
+ * many pack offsets of deltas the packs share.
  */
 static const char setup[] =
 	"set -e; cd \"$0\"; exec >/dev/null 2>&1\n"
@@ -32,7 +34,8 @@ static const char setup[] =
 	"    git -C $r add f; git -C $r -c user.name=u -c user.email=u@e"
 	"      commit -q -m v$i; i=$((i + 1))\n"
 	"  done\n"
-	"  git -C $r -c pack.compression=0 repack -adfq --depth=50\n"
+	"  git -C $r -c pack.compression=0 -c pack.threads=1 repack -adfq \\\n"
+	"    --depth=50\n"
 	"  git -C $r rev-list --objects --all | cut -c1-40 >$r/ids\n"
 	"  mkdir $r/want\n"
 	"  while read -r id; do\n"
