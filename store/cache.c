@@ -155,6 +155,17 @@ cache_free(struct cache *c)
 	free(c);
 }
 
+void
+cache_clear(struct cache *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	while (c->head)
+		evict(c, c->head);
+	pthread_mutex_unlock(&c->lock);
+}
+
 bool
 cache_get(struct cache *c, uint64_t pack, uint64_t off, unsigned char **buf,
     size_t *len, enum obj_type *type)

@@ -38,6 +38,9 @@ bool cache_get(struct cache *c, uint64_t pack, uint64_t off,
 void cache_put(struct cache *c, uint64_t pack, uint64_t off,
     const unsigned char *buf, size_t len, enum obj_type type);
 
+/* Drop every entry: memory is short, or the daemon idle. */
+void cache_clear(struct cache *c);
+
 /* Counters since the cache was made. */
 void cache_counts(struct cache *c, uint64_t *hits, uint64_t *misses);
 

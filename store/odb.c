@@ -164,6 +164,19 @@ odb_open(const char *path, struct odb **out, const char **why)
 	return odb_open_shared(path, NULL, out, why);
 }
 
+void
+odb_cache_clear(struct odb_cache *oc)
+{
+	cache_clear(oc->c);
+}
+
+void
+odb_shed(struct odb *odb)
+{
+	if (odb->own_cache)
+		cache_clear(odb->cache);
+}
+
 int
 odb_open_shared(const char *path, struct odb_cache *shared, struct odb **out,
     const char **why)

@@ -45,12 +45,18 @@ struct odb_cache *odb_cache_new(size_t max_bytes);
 /* After every odb that shares it is closed. */
 void odb_cache_free(struct odb_cache *c);
 
+/* Drop the bases c holds (the kernel let go of much: so does odbfs). */
+void odb_cache_clear(struct odb_cache *c);
+
 /*
  * odb_open(), keeping its delta bases in shared (NULL: a cache of its
  * own). Its stats' cache_hits and cache_misses are then shared's.
  */
 int odb_open_shared(const char *path, struct odb_cache *shared,
     struct odb **out, const char **why);
+
+/* Drop the delta bases odb keeps, unless an odb_cache it shares holds them. */
+void odb_shed(struct odb *odb);
 
 /* The repository, the store's own; valid until odb_close(). */
 struct repo;
