@@ -152,6 +152,7 @@ main(void)
 	} suites[] = {
 		{ "cache", test_cache },
 		{ "cell", test_cell },
+		{ "treecache", test_treecache },
 		{ "commit", test_commit },
 		{ "commitgraph", test_commitgraph },
 		{ "delta", test_delta },

@@ -55,6 +55,7 @@ void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void test_cache(void);
 void test_cell(void);
+void test_treecache(void);
 void test_commit(void);
 void test_commitgraph(void);
 void test_delta(void);
