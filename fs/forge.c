@@ -19,7 +19,6 @@
  * repository holds (struct live) is let go when it is closed.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -45,6 +44,8 @@
 #include "readers.h"
 #include "reflinks.h"
 #include "stats.h"
+#include "treecache.h"
+#include "trim.h"
 #include "view_int.h"
 
 /* An open repository: what closing it lets go. */
@@ -119,7 +120,6 @@ struct forge_fs {
 	int *rwds;			/* watch_repo()'s descriptors */
 	size_t nrwds, rwdcap;
 	bool tell;			/* some frepo's tell is set */
-	_Atomic size_t untrimmed;	/* TRIM_* freed since malloc_trim() */
 
 	struct watch_hub *hub;		/* every repository's watches */
 	struct odb_cache *cache;	/* every repository's delta bases */
@@ -296,6 +296,7 @@ live_close(struct live *l)
 	view_drop_entry(&l->fs, "", "refs");
 	node_enter(0, 0);
 	readers_drop(l->fs.odb);
+	treecache_forget(l->fs.odb);
 	reflinks_free(&l->fs);
 	odb_close(l->fs.odb);
 	free(l);
@@ -1125,43 +1126,11 @@ rescan(struct forge_fs *f)
 	forge_free(old);
 }
 
-/*
- * What closed repositories and forgotten nodes held goes back to the
- * system, not only to the C library's free lists: a mount that has
- * touched 10 000 repositories of which 100 are open, and whose nodes the
- * kernel let go, must cost what 100 do. malloc_trim() walks every free
- * chunk of every arena with each arena locked, some milliseconds over a
- * heap of tens of MiB: once per TRIM_EVERY units freed, not per close.
- */
-#define TRIM_NODE 1		/* a node forgotten: a few hundred bytes */
-#define TRIM_REPO 128		/* a repository closed: some tens of KiB */
-#define TRIM_EVERY 4096
-
-/* Count units freed; true when it is time to trim (the caller wakes run()). */
-static bool
-freed(struct forge_fs *f, size_t units)
-{
-	size_t before = atomic_fetch_add(&f->untrimmed, units);
-
-	return before < TRIM_EVERY && before + units >= TRIM_EVERY;
-}
-
-static void
-trim_if_due(struct forge_fs *f)
-{
-	if (atomic_load(&f->untrimmed) < TRIM_EVERY)
-		return;
-	atomic_store(&f->untrimmed, 0);
-	malloc_trim(0);
-}
-
 void
-forge_forgot(struct odbfs *top, size_t nodes)
+forge_shed(struct odbfs *top)
 {
-	struct forge_fs *f = top->forge;
-
-	if (f && freed(f, nodes * TRIM_NODE))
-		wake(f);
+	if (top->forge)
+		odb_cache_clear(top->forge->cache);
 }
 
 /* Close what operations put on the list (evict_locked()). */
@@ -1180,8 +1149,8 @@ close_listed(struct forge_fs *f)
 		live_close(l);
 		n++;
 	}
-	freed(f, n * TRIM_REPO);
-	trim_if_due(f);
+	/* A mount that touched 10 000 repositories costs what the open do. */
+	trim_freed(n * TRIM_REPO);
 }
 
 /*

@@ -53,11 +53,8 @@ void forge_count(const struct odbfs *top, size_t *repos, size_t *open);
 /* The root, as scanned (its real path). */
 const char *forge_root(const struct odbfs *top);
 
-/*
- * The kernel let go of nodes: in a mount of many, what they held is given
- * back to the system once enough has been (a no-op in a mount of one).
- */
-void forge_forgot(struct odbfs *top, size_t nodes);
+/* Drop the delta bases every repository shares (trim.h's shed). */
+void forge_shed(struct odbfs *top);
 
 /* Stop it and close every repository. */
 void forge_close(struct odbfs *top);

@@ -43,6 +43,8 @@
 #include "owner.h"
 #include "readers.h"
 #include "reflinks.h"
+#include "treecache.h"
+#include "trim.h"
 #include "view.h"
 #include "odbstore/watch.h"
 
@@ -235,7 +237,7 @@ static void
 drop_negative(void *arg, const unsigned char *raw)
 {
 	static const char *const dirs[] = { "objects", "commits", "trees",
-	    "tags" };
+	    "tags", "by-id" };
 	struct odbfs *fs = arg;
 	char hex[OID_HEXSZ_MAX + 1], fanout[16];
 
@@ -265,6 +267,19 @@ odbfs_published(void *arg)
 		snprintf(name, sizeof(name), "%02x", b);
 		view_drop_entry(fs, "objects", name);
 	}
+}
+
+/* The kernel let go of many nodes: the caches go too (trim.h). */
+static void
+shed(void *arg)
+{
+	struct odbfs *fs = arg;
+
+	treecache_clear();
+	if (fs->forge)
+		forge_shed(fs);
+	else
+		odb_shed(fs->odb);
 }
 
 /* The first non-option argument is REPO; the second, the mountpoint. */
@@ -652,6 +667,9 @@ main(int argc, char **argv)
 	if (!conf.noahead && (err = readers_start()) < 0)
 		log_msg(LOGL_WARN, "cannot start the thread that inflates "
 		    "large objects ahead: %s", strerror(-err));
+	if ((err = trim_start(shed, &fs)) < 0)
+		log_msg(LOGL_WARN, "cannot start the thread that gives freed "
+		    "memory back: %s", strerror(-err));
 	if (opts.singlethread) {
 		ret = fuse_session_loop(se);
 	} else {
@@ -668,6 +686,7 @@ main(int argc, char **argv)
 	ahead_stop();
 	forge_close(&fs);
 	readers_clear();
+	trim_stop();
 out_unmount:
 	/* Threads are joined: no request is served as root. */
 	if ((err = owner_root(&owner)) < 0)

@@ -168,8 +168,11 @@ node_new(enum node_kind kind, const void *key, size_t keylen)
 
 	if (keylen > UINT16_MAX)
 		return NULL;
-	/* Not sizeof(*n): the key starts before the struct's tail padding. */
-	if (!(n = calloc(1, offsetof(struct node, key) + keylen)))
+	/*
+	 * Not sizeof(*n): the key starts before the struct's tail padding.
+	 * A NUL after it, so that a directory's path can be its key's.
+	 */
+	if (!(n = calloc(1, offsetof(struct node, key) + keylen + 1)))
 		return NULL;
 	n->kind = (uint8_t)kind;
 	n->repo = cur_repo;
@@ -183,7 +186,12 @@ node_new(enum node_kind kind, const void *key, size_t keylen)
 int
 node_ext_new(struct node *n)
 {
-	return (n->ext = calloc(1, sizeof(*n->ext))) ? 0 : -ENOMEM;
+	/* A tree's, a gitlink's: the id and the count, not the union. */
+	size_t size = n->kind == NODE_TREE || n->kind == NODE_GITLINK ?
+	    offsetof(struct node_ext, subdirs) + sizeof(n->ext->subdirs) :
+	    sizeof(*n->ext);
+
+	return (n->ext = calloc(1, size)) ? 0 : -ENOMEM;
 }
 
 const unsigned char *
@@ -211,17 +219,14 @@ node_free(struct node *n)
 {
 	if (!n || n == &root || n->copy)
 		return;
-	free(n->path);		/* or n->data: they share their place */
+	/* Or n->data: they share their place. Either may be in the key. */
+	if (n->path < (char *)n->key || n->path > (char *)n->key + n->keylen)
+		free(n->path);
 	if (n->ext) {
-		free(n->ext->buf);
 		if (n->kind == NODE_COMMIT)
 			commit_release(&n->ext->commit);
 		if (n->kind == NODE_TAG)
 			tag_release(&n->ext->tag);
-		if (n->kind == NODE_TREE) {
-			tree_release(&n->ext->tree);
-			free(n->ext->by_name);
-		}
 		free(n->ext);
 	}
 	free(n);

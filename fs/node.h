@@ -2,8 +2,8 @@
  * node: what each FUSE node id stands for.
  *
  * A node is one file, directory or symlink of the mount: its kind, its
- * attributes and whatever its kind needs to answer (a parsed tree, a
- * commit, a symlink's target). Nodes are immutable once made, so handlers
+ * attributes and whatever its kind needs to answer (a commit's header, a
+ * symlink's target; a tree's id, whose parse treecache.h keeps apart). Nodes are immutable once made, so handlers
  * read them without locks. They live in a hash table keyed by what they
  * are (view.c builds the keys), counted by the kernel's lookups and freed
  * when the kernel forgets them; the root alone is fixed. A node id is the
@@ -54,6 +54,7 @@ enum node_kind {
 	NODE_META,		/* .odbfs/ */
 	NODE_STATS,		/* .odbfs/stats: made anew at each lookup */
 	NODE_GROUP,		/* --root: the root or a group under it */
+	NODE_BYID,		/* by-id/: looked up, never listed */
 };
 
 /*
@@ -87,7 +88,6 @@ enum node_kind {
  */
 struct node_ext {
 	unsigned char id[OID_RAWSZ_MAX];	/* the object */
-	unsigned char *buf;	/* NODE_TREE: the object */
 	union {
 		struct commit commit;		/* NODE_COMMIT */
 		struct {
@@ -98,11 +98,13 @@ struct node_ext {
 			/* Its object's type: the line's if it is missing. */
 			uint8_t tag_object_type;
 		};
-		struct {
-			struct tree tree;	/* NODE_TREE */
-			size_t *by_name;	/* entries sorted by name */
-			size_t subdirs;		/* entries that are directories */
-		};
+		/*
+		 * NODE_TREE: its entries that are directories. The tree
+		 * itself is parsed when asked for (treecache.h). A tree's
+		 * and a gitlink's node_ext ends here: node_ext_new() gives
+		 * them no more.
+		 */
+		size_t subdirs;
 		/*
 		 * NODE_SLICE: where its bytes start in the object; they run
 		 * for the node's size.
@@ -123,6 +125,7 @@ struct node {
 	union {				/* malloc'd; never both */
 		char *path;		/* directories: path from the root */
 		char *data;		/* symlink target, NODE_DATA bytes */
+		/* Either may point into key, which holds it (view.c). */
 	};
 	struct node_ext *ext;		/* see above; NULL for other nodes */
 	uint64_t nlookup;		/* protected by the table lock */
@@ -162,8 +165,9 @@ struct node *node_get(fuse_ino_t nodeid, union node_buf *buf);
 fuse_ino_t node_nodeid(const struct node *n);
 
 /*
- * A new, unshared node with the given key (at most UINT16_MAX bytes), the
- * repository's time and st_ino node_ino(key); NULL when out of memory.
+ * A new, unshared node with the given key (at most UINT16_MAX bytes, and
+ * a NUL after them), the repository's time and st_ino node_ino(key); NULL
+ * when out of memory.
  */
 struct node *node_new(enum node_kind kind, const void *key, size_t keylen);
 

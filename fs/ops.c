@@ -35,6 +35,7 @@
 #include "readers.h"
 #include "reflinks.h"
 #include "stats.h"
+#include "trim.h"
 #include "view.h"
 
 static struct odbfs *
@@ -226,7 +227,7 @@ static void
 odbfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	node_forget(ino, nlookup);
-	forge_forgot(fs_of(req), 1);
+	trim_forgot(1);
 	fuse_reply_none(req);
 }
 
@@ -236,7 +237,7 @@ odbfs_forget_multi(fuse_req_t req, size_t count,
 {
 	for (size_t i = 0; i < count; i++)
 		node_forget(forgets[i].ino, forgets[i].nlookup);
-	forge_forgot(fs_of(req), count);
+	trim_forgot(count);
 	fuse_reply_none(req);
 }
 
@@ -382,9 +383,11 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		e.attr.st_ino = cino;
 		/*
 		 * Node id 0 tells the kernel to leave the entry as it knows it:
-		 * a walk that lists objects/xx/ again costs no object lookup.
+		 * a walk that lists objects/xx/ again costs no object lookup,
+		 * and a listing of commits/ makes no node.
 		 */
-		if (plus && i >= 2 && !(known = dirlist_known(l, i - 2)) &&
+		if (plus && i >= 2 && !dirlist_plain(l) &&
+		    !(known = dirlist_known(l, i - 2)) &&
 		    view_lookup(fs, dir, nm, &child) == 0)
 			entry_of(fs, child, &e);
 		if (plus)

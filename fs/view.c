@@ -8,6 +8,8 @@
  *   view_objects.c  objects/, objects/xx/, abbreviated ids
  *   view_commit.c   commits/, commits/<id>/
  *   view_tree.c     trees/, a tree, a gitlink
+ *   view_tag.c      tags/, tags/<id>/
+ *   view_byid.c     by-id/, where commits/ and trees/ link
  *   view_refs.c     HEAD, refs/...
  *   view_meta.c     .odbfs/
  *
@@ -15,11 +17,12 @@
  * node with one inode number:
  *   'D' path            a directory, by its path from the root
  *   'O' id              objects/<id>
- *   'B' id mode ino     a file of a tree (blob and mode), then its st_ino
+ *   'B' id ino          a file of a tree (its blob), then its st_ino
  *   'S' id ino          a symlink of a tree (its blob), then its st_ino
  *   'R' path NUL target HEAD or a ref, by path and where it points (a
  *                       ref that moves is a new symlink)
  *   'A' path NUL id     an abbreviated id, by path and the id it names
+ *   'L' path NUL target a link of commits/ or trees/ to by-id/
  *   'M' id name         a file or link inside commits/<id>/
  *   'M' path            a file of .odbfs/ (stats: then a stamp)
  * The files of a tree are numbered by their place in it (tree_entry_ino(),
@@ -36,6 +39,7 @@
 #include <sys/stat.h>
 
 #include "odbstore/log.h"
+#include "treecache.h"
 #include "view_int.h"
 
 size_t
@@ -179,7 +183,9 @@ new_dir(enum node_kind kind, const char *path, int64_t time)
 	assert(k);
 	if (!n)
 		return NULL;
-	if (!(n->path = strdup(path))) {
+	/* Its key is 'D' and the path, unless the path is too long for it. */
+	n->path = (char *)n->key + 1;
+	if (strcmp(n->path, path) && !(n->path = strdup(path))) {
 		node_free(n);
 		return NULL;
 	}
@@ -189,16 +195,23 @@ new_dir(enum node_kind kind, const char *path, int64_t time)
 	return n;
 }
 
-/* A new symlink node with the given key and target. */
+/*
+ * A new symlink node with the given key and target: the key's last bytes
+ * when it ends with NUL and target, as link_key() makes it, else a copy.
+ */
 struct node *
 new_link(const unsigned char *key, size_t keylen, const char *target,
     int64_t time)
 {
 	struct node *n = node_new(NODE_SYMLINK, key, keylen);
+	size_t tlen = strlen(target);
 
 	if (!n)
 		return NULL;
-	if (!(n->data = strdup(target))) {
+	if (tlen < keylen && !n->key[keylen - tlen - 1] &&
+	    !memcmp(n->key + keylen - tlen, target, tlen))
+		n->data = (char *)n->key + keylen - tlen;
+	else if (!(n->data = strdup(target))) {
 		node_free(n);
 		return NULL;
 	}
@@ -240,12 +253,29 @@ static const struct view_fixed root_fixed[] = {
 	{ ".odbfs", S_IFDIR, NODE_META, meta_key, make_dir },
 };
 
+/*
+ * by-id/, looked up and never listed (view_byid.c); and HEAD with git's
+ * ancestry steps.
+ */
+static int
+root_find(struct odbfs *fs, struct node *dir, const char *name,
+    struct node **out)
+{
+	if (!strcmp(name, "by-id")) {
+		char path[KEY_MAX];
+
+		child_path(dir, name, path, sizeof(path));
+		return intern(new_dir(NODE_BYID, path, NODE_TIME_REPO), out);
+	}
+	return head_ancestor(fs, dir, name, out);
+}
+
 /* HEAD comes and goes: a miss at the root is never cached. */
 static const struct view_kind root_kind = {
 	.mode = NODE_MODE_DIR,
 	.negative = 0,
 	VIEW_FIXED_INIT(root_fixed),
-	.find = head_ancestor,
+	.find = root_find,
 };
 
 static const struct view_kind *const kinds[] = {
@@ -262,6 +292,7 @@ static const struct view_kind *const kinds[] = {
 	[NODE_GITLINK] = &view_gitlink_kind,
 	[NODE_META] = &view_meta_kind,
 	[NODE_GROUP] = &view_group_kind,
+	[NODE_BYID] = &view_byid_kind,
 };
 
 const struct view_kind *
@@ -348,6 +379,7 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 		return -ENOMEM;
 	l->dir = dir;
 	l->rawsz = fs->rawsz;
+	l->plain = k->plain;
 	for (size_t i = 0; i < k->nfixed && ret == 0; i++) {
 		const struct view_fixed *f = &k->fixed[i];
 		size_t klen = f->key(fs, dir, f->name, key);
@@ -370,6 +402,12 @@ size_t
 dirlist_count(const struct dirlist *l)
 {
 	return l->n;
+}
+
+bool
+dirlist_plain(const struct dirlist *l)
+{
+	return l->plain;
 }
 
 bool
@@ -397,8 +435,9 @@ dirlist_entry(const struct dirlist *l, size_t i, char *buf, mode_t *type,
 		const unsigned char *id = l->ids + i * l->rawsz;
 
 		oid_to_hex(buf, id, l->rawsz);
-		*type = S_IFREG;
-		*ino = node_ino(key, object_key(key, id, l->rawsz));
+		*type = l->links ? S_IFLNK : S_IFREG;
+		*ino = node_ino(key, l->links ? by_id_link_key(key, l->dir,
+		    buf) : object_key(key, id, l->rawsz));
 		return buf;
 	}
 	*type = l->v[i].type;
@@ -418,7 +457,7 @@ dirlist_known(const struct dirlist *l, size_t i)
 const unsigned char *
 dirlist_id(const struct dirlist *l, size_t i)
 {
-	return l->ids ? l->ids + i * l->rawsz : NULL;
+	return l->ids && !l->links ? l->ids + i * l->rawsz : NULL;
 }
 
 void
@@ -432,28 +471,39 @@ dirlist_free(struct dirlist *l)
 	free(l->v);
 	free(l->ids);
 	free(l->why);
+	treecache_put(l->tree);
 	free(l);
 }
 
 int
 list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
     int (*list)(struct odb *odb, unsigned char **ids, size_t *n),
-    enum obj_type type)
+    enum obj_type type, bool links)
 {
 	unsigned char key[KEY_MAX], *ids;
 	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
 	struct objinfo info;
-	size_t n;
+	size_t n, k = 0;
 	int ret;
 
 	if ((ret = list(fs->odb, &ids, &n)) < 0)
 		return ret;
-	for (size_t i = 0; i < n && ret == 0; i++) {
+	/* In place: the i-th id kept goes at k <= i. */
+	for (size_t i = 0; i < n; i++) {
 		const unsigned char *id = ids + i * fs->rawsz;
 
-		if (odb_info(fs->odb, id, &info) < 0 || info.type != type)
-			continue;
-		oid_to_hex(hex, id, fs->rawsz);
+		if (odb_info(fs->odb, id, &info) == 0 && info.type == type)
+			memmove(ids + k++ * fs->rawsz, id, fs->rawsz);
+	}
+	if (links) {
+		/* dirlist_entry() spells and numbers each. */
+		l->ids = ids;
+		l->n = k;
+		l->links = true;
+		return 0;
+	}
+	for (size_t i = 0; i < k && ret == 0; i++) {
+		oid_to_hex(hex, ids + i * fs->rawsz, fs->rawsz);
 		child_path(dir, hex, path, sizeof(path));
 		ret = add_rec(l, hex, true, S_IFDIR, node_ino(key,
 		    view_dir_key(key, path)));

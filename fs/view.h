@@ -3,8 +3,12 @@
  *
  *   HEAD                 symlink: refs/heads/<branch> or commits/<id>
  *   refs/...             one symlink per ref, to commits/, trees/ or objects/
- *   commits/<id>/        tree/ parent parents message author committer raw
- *   trees/<id>/          a tree as a directory
+ *   commits/<id>         symlink: ../by-id/<id>
+ *   trees/<id>           symlink: ../by-id/<id>
+ *   by-id/<id>/          looked up, never listed: a commit (tree/ parent
+ *                        parents message author committer raw), a tree as
+ *                        a directory, or an annotated tag
+ *   tags/<id>/           an annotated tag
  *   objects/<id>         every object as a file; objects/xx/ lists them
  *   <dir>/<abbrev>       in objects/, commits/, trees/: a unique prefix of
  *                        4 or more hex digits, a symlink to the full id
@@ -45,6 +49,12 @@ struct dirlist;
 int view_list(struct odbfs *fs, struct node *dir, struct dirlist **out);
 
 size_t dirlist_count(const struct dirlist *l);
+
+/*
+ * Are its entries listed without attributes, even in a readdirplus (the
+ * links of commits/ and trees/, so that listing them makes no node)?
+ */
+bool dirlist_plain(const struct dirlist *l);
 
 /* Is the listing followed by corrupt data (reported after the last)? */
 bool dirlist_corrupt(const struct dirlist *l);

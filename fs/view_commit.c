@@ -1,6 +1,7 @@
 /*
- * view_commit: commits/, where any commit is a directory by its id, and
- * commits/<id>/, its header's fields as files and links:
+ * view_commit: commits/, where every commit is a link to its directory in
+ * by-id/ (view_byid.c), and that directory, its header's fields as files
+ * and links:
  *
  *   tree/      the commit's tree          parent   -> ../<first parent>
  *   parents    the parents' ids, a line each
@@ -18,19 +19,16 @@
 #include "view_int.h"
 
 /*
- * commits/<id>/: the commit's header, read and parsed, and what of it the
+ * A commit's directory: its header, read and parsed, and what of it the
  * members need kept; not the object, whose message may be any size.
  */
-static int
-commit_dir(struct odbfs *fs, struct node *commits, const unsigned char *id,
+int
+commit_dir(struct odbfs *fs, const char *path, const unsigned char *id,
     struct node **out)
 {
-	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
 	struct node *n;
 	int ret;
 
-	oid_to_hex(hex, id, fs->rawsz);
-	child_path(commits, hex, path, sizeof(path));
 	if (!(n = new_dir(NODE_COMMIT, path, NODE_TIME_REPO)))
 		return -ENOMEM;
 	if ((ret = node_ext_new(n)) == 0) {
@@ -101,8 +99,8 @@ view_ancestor(struct odbfs *fs, struct node *dir, const char *name,
 }
 
 /*
- * commits/<id>: a commit by its full id, or a link from a prefix of it,
- * or from either with git's ~N and ^N after it.
+ * commits/<id>: a commit by its full id, a link to by-id/; or a link
+ * from a prefix of it, or from either with git's ~N and ^N after it.
  */
 static int
 commits_find(struct odbfs *fs, struct node *dir, const char *name,
@@ -140,24 +138,25 @@ commits_find(struct odbfs *fs, struct node *dir, const char *name,
 		return -ENOENT;
 	if ((ret = lookup_id(fs, id, &info)) < 0)
 		return ret;
-	return info.type == OBJ_COMMIT ? commit_dir(fs, dir, id, out) :
+	return info.type == OBJ_COMMIT ? by_id_link(fs, dir, name, out) :
 	    -ENOENT;
 }
 
 /*
  * Every commit the store can list (odb_list_commits(): git's commit-graph,
  * and a walk from the refs for what is newer or when there is none), each
- * checked to be a commit, as a lookup would find it.
+ * checked to be a commit, as a lookup would find it, as a link.
  */
 static int
 commits_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	return list_ids(fs, dir, l, odb_list_commits, OBJ_COMMIT);
+	return list_ids(fs, dir, l, odb_list_commits, OBJ_COMMIT, true);
 }
 
 const struct view_kind view_commits_kind = {
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
+	.plain = true,
 	.find = commits_find,
 	.list = commits_list,
 };

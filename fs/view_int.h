@@ -45,6 +45,9 @@ struct dirlist {
 	unsigned char *ids;		/* sorted ids */
 	size_t rawsz;
 	char **names;			/* strings v[].name owns */
+	struct ptree *tree;		/* held: v[].name point into it */
+	bool links;			/* ids as links to by-id/, not files */
+	bool plain;			/* its kind's */
 	bool corrupt;
 	char *why;			/* what to log when it says so */
 	size_t more;			/* bad entries after why's */
@@ -83,6 +86,11 @@ struct view_kind {
 	double negative;		/* seconds, or VIEW_NEGATIVE_MOUNT */
 	const struct view_fixed *fixed;
 	size_t nfixed;
+	/*
+	 * Its entries carry no attributes in a readdirplus, so that listing
+	 * it makes no node: the kernel looks up only what is asked for.
+	 */
+	bool plain;
 	int (*find)(struct odbfs *fs, struct node *dir, const char *name,
 	    struct node **out);
 	int (*list)(struct odbfs *fs, struct node *dir, struct dirlist *l);
@@ -103,6 +111,7 @@ extern const struct view_kind view_tags_kind;		/* view_tag.c */
 extern const struct view_kind view_tag_kind;
 extern const struct view_kind view_refs_kind;		/* view_refs.c */
 extern const struct view_kind view_meta_kind;		/* view_meta.c */
+extern const struct view_kind view_byid_kind;		/* view_byid.c */
 extern const struct view_kind view_group_kind;		/* forge.c */
 
 /* The description of directories of kind, NULL if kind is no directory. */
@@ -156,13 +165,23 @@ int add_rec(struct dirlist *l, const char *name, bool owned, mode_t type,
     uint64_t ino);
 
 /*
- * The directories of the objects list gives (odb_list_commits(), ...)
- * that are of type, as a lookup finds them: under dir, by their path
- * (view.c).
+ * The objects list gives (odb_list_commits(), ...) that are of type, as
+ * the directories a lookup finds under dir (tags/), or, with links set,
+ * as the links to by-id/ that by_id_link() makes (commits/, trees/): a
+ * walk of those meets each commit's tree only where it asks (view.c).
  */
 int list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
     int (*list)(struct odb *odb, unsigned char **ids, size_t *n),
-    enum obj_type type);
+    enum obj_type type, bool links);
+
+/*
+ * view_byid.c: the link <dir>/<hex> -> ../by-id/<hex> of commits/ and
+ * trees/ (key: 'L', its path, NUL, its target), and its key alone.
+ */
+int by_id_link(struct odbfs *fs, struct node *dir, const char *hex,
+    struct node **out);
+size_t by_id_link_key(unsigned char *key, const struct node *dir,
+    const char *hex);
 
 /* view_objects.c: ids and abbreviated ids, for commits/ and trees/ too. */
 int lookup_id(struct odbfs *fs, const unsigned char *id,
@@ -206,6 +225,17 @@ int member_raw(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 struct node *member_slice(struct odbfs *fs, const struct node *dir,
     uint64_t header_len, uint64_t message_len, const unsigned char *key,
     size_t klen);
+
+/*
+ * The directory of commit (tag) id at path, its path under commits/
+ * (tags/) whichever directory it is found in, so that its inode numbers
+ * and those below it are the same through by-id/ (view_commit.c,
+ * view_tag.c).
+ */
+int commit_dir(struct odbfs *fs, const char *path, const unsigned char *id,
+    struct node **out);
+int tag_dir(struct odbfs *fs, const char *path, const unsigned char *id,
+    struct node **out);
 
 /* view_tree.c: a tree as a directory; ino 0 for its path's. */
 int tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,

@@ -65,19 +65,16 @@ peeled_tree(struct odbfs *fs, const unsigned char *id, unsigned char *tree)
 	    0;
 }
 
-/* tags/<id>/: the tag's header, read and parsed, and the tree it peels to. */
-static int
-tag_dir(struct odbfs *fs, struct node *tags, const unsigned char *id,
+/* A tag's directory: its header, read and parsed, and the tree it peels to. */
+int
+tag_dir(struct odbfs *fs, const char *path, const unsigned char *id,
     struct node **out)
 {
-	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
 	struct objinfo info;
 	struct node *n;
 	bool known;
 	int ret;
 
-	oid_to_hex(hex, id, fs->rawsz);
-	child_path(tags, hex, path, sizeof(path));
 	if (!(n = new_dir(NODE_TAG, path, NODE_TIME_REPO)))
 		return -ENOMEM;
 	if ((ret = node_ext_new(n)) == 0) {
@@ -121,6 +118,7 @@ tags_find(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
 	unsigned char id[OID_RAWSZ_MAX];
+	char path[KEY_MAX];
 	struct objinfo info;
 	int ret;
 
@@ -130,14 +128,17 @@ tags_find(struct odbfs *fs, struct node *dir, const char *name,
 		return -ENOENT;
 	if ((ret = lookup_id(fs, id, &info)) < 0)
 		return ret;
-	return info.type == OBJ_TAG ? tag_dir(fs, dir, id, out) : -ENOENT;
+	if (info.type != OBJ_TAG)
+		return -ENOENT;
+	child_path(dir, name, path, sizeof(path));
+	return tag_dir(fs, path, id, out);
 }
 
 /* Every tag a ref reaches (odb_list_tags()). */
 static int
 tags_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	return list_ids(fs, dir, l, odb_list_tags, OBJ_TAG);
+	return list_ids(fs, dir, l, odb_list_tags, OBJ_TAG, false);
 }
 
 const struct view_kind view_tags_kind = {

@@ -1,6 +1,6 @@
 /*
- * view_tree: trees/, where any tree is a directory by its id; a tree as a
- * directory, its entries as files, symlinks, directories and gitlinks,
+ * view_tree: trees/, where each root tree is a link to its directory in
+ * by-id/ (view_byid.c); a tree as a directory, its entries as files, symlinks, directories and gitlinks,
  * each numbered by its place in the tree (tree_entry_ino()) and typed by
  * its mode (tree_entry_type()), both for the listing and the lookup; and
  * a gitlink, an empty directory.
@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "odbstore/log.h"
+#include "treecache.h"
 #include "view_int.h"
 
 static int
@@ -83,76 +84,103 @@ sort_by_name(struct tree *t, size_t *by_name, const unsigned char *buf,
 }
 
 /*
+ * The parse of tree id, held (treecache_put() it): from the table, or
+ * read, parsed and added. path names it in log lines.
+ */
+static int
+tree_get(struct odbfs *fs, const unsigned char *id, const char *path,
+    struct ptree **out)
+{
+	char hex[OID_HEXSZ_MAX + 1];
+	struct objinfo info;
+	struct ptree *t;
+	int ret;
+
+	if (treecache_get(fs->odb, id, fs->rawsz, out) == 0)
+		return 0;
+	if (!(t = calloc(1, sizeof(*t))))
+		return -ENOMEM;
+	oid_to_hex(hex, id, fs->rawsz);
+	ret = odb_read(fs->odb, id, &info, &t->buf);
+	if (ret == 0 && info.type != OBJ_TREE)
+		ret = log_corrupt("%s: %s is a %s, not a tree", path, hex,
+		    object_type_name(info.type));
+	if (ret == 0) {
+		t->len = (size_t)info.size;
+		ret = tree_parse(&t->tree, t->buf, t->len, fs->rawsz);
+	}
+	if (ret == 0 && !(t->by_name = malloc((t->tree.n + 1) *
+	    sizeof(size_t))))
+		ret = -ENOMEM;
+	if (ret < 0) {
+		treecache_free(t);
+		return ret;
+	}
+	t->dups = sort_by_name(&t->tree, t->by_name, t->buf, &t->dup_off);
+	for (size_t i = 0; i < t->tree.n; i++)
+		t->subdirs += t->tree.entries[i].mode == TREE_MODE_DIR ||
+		    t->tree.entries[i].mode == TREE_MODE_GITLINK;
+	*out = treecache_add(fs->odb, id, fs->rawsz, t);
+	return 0;
+}
+
+/*
  * A tree as a directory at path; time is its commit's, or NODE_TIME_REPO;
- * ino its st_ino, or 0 for its path's.
+ * ino its st_ino, or 0 for its path's. The node keeps the tree's id, size
+ * and subdirectories, not its parse: what is wrong with the tree is
+ * logged here, as the kernel learns of the directory.
  */
 int
 tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
     int64_t time, uint64_t ino, struct node **out)
 {
 	char hex[OID_HEXSZ_MAX + 1];
-	size_t dups, dup_off = 0;
-	struct objinfo info;
-	struct node_ext *x;
+	const struct tree *tr;
+	struct ptree *t;
 	struct node *n;
 	int ret;
 
-	if (!(n = new_dir(NODE_TREE, path, time)))
+	if ((ret = tree_get(fs, id, path, &t)) < 0)
+		return ret;
+	if (!(n = new_dir(NODE_TREE, path, time)) || node_ext_new(n) < 0) {
+		node_free(n);
+		treecache_put(t);
 		return -ENOMEM;
+	}
 	if (ino)
 		n->ino = ino;
-	if ((ret = node_ext_new(n)) < 0) {
-		node_free(n);
-		return ret;
-	}
-	x = n->ext;
-	memcpy(x->id, id, fs->rawsz);
+	memcpy(n->ext->id, id, fs->rawsz);
 	n->type = OBJ_TREE;
 	n->git_mode = TREE_MODE_DIR;
+	n->size = t->len;
+	n->ext->subdirs = t->subdirs;
 	oid_to_hex(hex, id, fs->rawsz);
-	ret = odb_read(fs->odb, id, &info, &x->buf);
-	if (ret == 0 && info.type != OBJ_TREE)
-		ret = log_corrupt("%s: %s is a %s, not a tree", path, hex,
-		    object_type_name(info.type));
-	if (ret == 0)
-		ret = tree_parse(&x->tree, x->buf, (size_t)info.size,
-		    fs->rawsz);
-	if (ret == 0 && !(x->by_name = malloc((x->tree.n + 1) *
-	    sizeof(size_t))))
-		ret = -ENOMEM;
-	if (ret < 0) {
-		node_free(n);
-		return ret;
-	}
-	n->size = info.size;
-	if ((dups = sort_by_name(&x->tree, x->by_name, x->buf, &dup_off)))
+	tr = &t->tree;
+	if (t->dups)
 		log_msg(LOGL_WARN, "tree %s: %zu %s with a name used before "
-		    "%s not shown (the first at offset %zu)", hex, dups,
-		    dups > 1 ? "entries" : "entry", dups > 1 ? "are" : "is",
-		    dup_off);
-	if (x->tree.dropped)
+		    "%s not shown (the first at offset %zu)", hex, t->dups,
+		    t->dups > 1 ? "entries" : "entry", t->dups > 1 ? "are" :
+		    "is", t->dup_off);
+	if (tr->dropped)
 		log_msg(LOGL_WARN, "tree %s: %zu %s with names no directory "
 		    "can hold %s not shown (the first at offset %zu)", hex,
-		    x->tree.dropped, x->tree.dropped > 1 ? "entries" : "entry",
-		    x->tree.dropped > 1 ? "are" : "is", x->tree.drop_off);
-	if (x->tree.truncated)
+		    tr->dropped, tr->dropped > 1 ? "entries" : "entry",
+		    tr->dropped > 1 ? "are" : "is", tr->drop_off);
+	if (tr->truncated)
 		log_corrupt("tree %s: entry at offset %zu is cut short", hex,
-		    x->tree.bad_off);
-	for (size_t i = 0; i < x->tree.n; i++)
-		x->subdirs += x->tree.entries[i].mode == TREE_MODE_DIR ||
-		    x->tree.entries[i].mode == TREE_MODE_GITLINK;
+		    tr->bad_off);
+	treecache_put(t);
 	return intern(n, out);
 }
 
 static const struct tree_entry *
-tree_find(const struct node *dir, const char *name)
+tree_find(const struct ptree *t, const char *name)
 {
-	const struct node_ext *x = dir->ext;
-	size_t lo = 0, hi = x->tree.n, len = strlen(name);
+	size_t lo = 0, hi = t->tree.n, len = strlen(name);
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct tree_entry *e = &x->tree.entries[x->by_name[mid]];
+		const struct tree_entry *e = &t->tree.entries[t->by_name[mid]];
 		size_t n = e->namelen < len ? e->namelen : len;
 		int c = memcmp(e->name, name, n);
 
@@ -212,18 +240,18 @@ entry_node(enum node_kind kind, unsigned char *key, size_t klen, uint64_t ino)
 /* An entry of tree dir whose mode git never writes: the tree, name, where. */
 #define BAD_MODE_FMT "tree %s: entry %s at offset %zu has a mode git never " \
 	"writes"
-#define BAD_MODE_ARGS(hex, dir, e) (hex), (e)->name, \
-	(size_t)((const unsigned char *)(e)->name - (dir)->ext->buf)
+#define BAD_MODE_ARGS(hex, t, e) (hex), (e)->name, \
+	(size_t)((const unsigned char *)(e)->name - (t)->buf)
 
-/* Log entry e of tree dir, whose mode git never writes: -EFSCORRUPTED. */
+/* Log entry e of tree t, whose mode git never writes: -EFSCORRUPTED. */
 static int
-bad_mode(const struct odbfs *fs, const struct node *dir,
+bad_mode(const struct odbfs *fs, const struct ptree *t,
     const struct tree_entry *e)
 {
 	char hex[OID_HEXSZ_MAX + 1];
 
-	oid_to_hex(hex, node_id(dir), fs->rawsz);
-	return log_corrupt(BAD_MODE_FMT, BAD_MODE_ARGS(hex, dir, e));
+	oid_to_hex(hex, t->id, fs->rawsz);
+	return log_corrupt(BAD_MODE_FMT, BAD_MODE_ARGS(hex, t, e));
 }
 
 /*
@@ -248,10 +276,10 @@ tree_entry_type(unsigned mode)
 }
 
 static int
-tree_entry_node(struct odbfs *fs, struct node *dir,
+tree_entry_node(struct odbfs *fs, struct node *dir, const struct ptree *t,
     const struct tree_entry *e, struct node **out)
 {
-	uint64_t ino = tree_entry_ino(dir, (size_t)(e - dir->ext->tree.entries),
+	uint64_t ino = tree_entry_ino(dir, (size_t)(e - t->tree.entries),
 	    e->name);
 	unsigned char key[KEY_MAX];
 	char hex[OID_HEXSZ_MAX + 1], path[KEY_MAX];
@@ -286,9 +314,8 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 			return log_corrupt("%s/%s: %s is a %s, not a blob",
 			    dir->path, e->name, hex,
 			    object_type_name(info.type));
+		/* Its st_ino tells it from any other: its mode is its own. */
 		klen = id_key(key, 'B', e->id, fs->rawsz);
-		memcpy(key + klen, &e->mode, sizeof(e->mode));
-		klen += sizeof(e->mode);
 		if (!(n = entry_node(NODE_BLOB, key, klen, ino)))
 			return -ENOMEM;
 		n->type = OBJ_BLOB;
@@ -330,17 +357,19 @@ tree_entry_node(struct odbfs *fs, struct node *dir,
 		n->time = dir->time;
 		return intern(n, out);
 	default:
-		return bad_mode(fs, dir, e);
+		return bad_mode(fs, t, e);
 	}
 }
 
-/* trees/<id>: a tree by its full id, or a link from a prefix of it. */
+/*
+ * trees/<id>: a tree by its full id, a link to by-id/; or a link from a
+ * prefix of it.
+ */
 static int
 trees_find(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
 	unsigned char id[OID_RAWSZ_MAX];
-	char path[KEY_MAX];
 	struct objinfo info;
 	int ret;
 
@@ -350,10 +379,8 @@ trees_find(struct odbfs *fs, struct node *dir, const char *name,
 		return -ENOENT;
 	if ((ret = lookup_id(fs, id, &info)) < 0)
 		return ret;
-	if (info.type != OBJ_TREE)
-		return -ENOENT;
-	child_path(dir, name, path, sizeof(path));
-	return tree_dir(fs, id, path, NODE_TIME_REPO, 0, out);
+	return info.type == OBJ_TREE ? by_id_link(fs, dir, name, out) :
+	    -ENOENT;
 }
 
 /*
@@ -363,12 +390,13 @@ trees_find(struct odbfs *fs, struct node *dir, const char *name,
 static int
 trees_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	return list_ids(fs, dir, l, odb_list_trees, OBJ_TREE);
+	return list_ids(fs, dir, l, odb_list_trees, OBJ_TREE, true);
 }
 
 const struct view_kind view_trees_kind = {
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
+	.plain = true,
 	.find = trees_find,
 	.list = trees_list,
 };
@@ -377,12 +405,17 @@ static int
 tree_child(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
-	const struct tree_entry *e = tree_find(dir, name);
+	const struct tree_entry *e;
+	struct ptree *t;
 	int ret;
 
-	if (!e)
+	if ((ret = tree_get(fs, node_id(dir), dir->path, &t)) < 0)
+		return ret;
+	if (!(e = tree_find(t, name))) {
+		treecache_put(t);
 		return -ENOENT;
-	ret = tree_entry_node(fs, dir, e, out);
+	}
+	ret = tree_entry_node(fs, dir, t, e, out);
 	/*
 	 * The tree names an object the repository does not have: one a
 	 * partial clone's promisor remote holds, or one lost. Listed, as git
@@ -399,21 +432,27 @@ tree_child(struct odbfs *fs, struct node *dir, const char *name,
 		ret = -EIO;
 	}
 	assert(ret < 0 || ((*out)->mode & S_IFMT) == tree_entry_type(e->mode));
+	treecache_put(t);
 	return ret;
 }
 
 /*
- * A tree's entries in the tree's order. One whose mode git never writes
- * is not shown, and the listing ends in EIO, so that a walk (tar, a
- * backup) cannot miss it silently.
+ * A tree's entries in the tree's order, their names in its parse, which
+ * the listing holds. One whose mode git never writes is not shown, and
+ * the listing ends in EIO, so that a walk (tar, a backup) cannot miss it
+ * silently.
  */
 static int
 tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	int ret = 0;
+	struct ptree *t;
+	int ret;
 
-	for (size_t i = 0; i < dir->ext->tree.n && ret == 0; i++) {
-		const struct tree_entry *e = &dir->ext->tree.entries[i];
+	if ((ret = tree_get(fs, node_id(dir), dir->path, &t)) < 0)
+		return ret;
+	l->tree = t;
+	for (size_t i = 0; i < t->tree.n && ret == 0; i++) {
+		const struct tree_entry *e = &t->tree.entries[i];
 		mode_t type = tree_entry_type(e->mode);
 
 		if (!type) {
@@ -423,7 +462,7 @@ tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 			if (l->corrupt)
 				l->more++;
 			else if (asprintf(&l->why, BAD_MODE_FMT,
-			    BAD_MODE_ARGS(hex, dir, e)) < 0)
+			    BAD_MODE_ARGS(hex, t, e)) < 0)
 				l->why = NULL;
 			l->corrupt = true;
 			continue;
@@ -431,7 +470,7 @@ tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 		ret = add_rec(l, e->name, false, type, tree_entry_ino(dir, i,
 		    e->name));
 	}
-	l->corrupt |= dir->ext->tree.truncated;
+	l->corrupt |= t->tree.truncated;
 	return ret;
 }
 

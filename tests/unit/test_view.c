@@ -120,36 +120,58 @@ walk_named(struct odbfs *fs, struct node *dir, const char *name,
 	}
 }
 
+/* dir/id (a directory of the root) is the link ../by-id/<id>. */
+static void
+check_link(struct odbfs *fs, const char *dir, const char *id)
+{
+	char want[OID_HEXSZ_MAX + 16];
+	struct node *d, *n;
+
+	if (!check_int(view_lookup(fs, node_root(), dir, &d), 0,
+	    "%s/ looked up", dir))
+		return;
+	snprintf(want, sizeof(want), "../by-id/%s", id);
+	if (check_int(view_lookup(fs, d, id, &n), 0, "%s/%s looked up", dir,
+	    id)) {
+		check(S_ISLNK(n->mode) && !strcmp(n->data, want),
+		    "%s/%s links to %s", dir, id, want);
+		release(n);
+	}
+	release(d);
+}
+
 static void
 walk_repo(struct odbfs *fs, const char *dir)
 {
 	static const enum node_kind dirs[] = { NODE_ROOT, NODE_OBJECTS,
 	    NODE_FANOUT, NODE_COMMITS, NODE_TREES, NODE_TAGS, NODE_REFDIR,
-	    NODE_COMMIT, NODE_TAG, NODE_TREE, NODE_GITLINK, NODE_META };
+	    NODE_COMMIT, NODE_TAG, NODE_TREE, NODE_GITLINK, NODE_META,
+	    NODE_BYID };
 	static const enum node_kind files[] = { NODE_OBJECT, NODE_BLOB,
 	    NODE_DATA, NODE_SLICE, NODE_SYMLINK, NODE_STATS };
-	char head[OID_HEXSZ_MAX + 2], tree[OID_HEXSZ_MAX + 2], path[256];
-	struct node *commits, *trees;
+	char head[OID_HEXSZ_MAX + 2], root[OID_HEXSZ_MAX + 2];
+	char tree[OID_HEXSZ_MAX + 2], path[256];
+	struct node *byid;
 
 	walk(fs, node_root(), "");
 	if (!check(id_of(dir, "head", head) && id_of(dir, "tree", tree),
 	    "git said the ids"))
 		return;
-	if (check_int(view_lookup(fs, node_root(), "commits", &commits), 0,
-	    "commits/ looked up")) {
-		snprintf(path, sizeof(path), "/commits/%s", head);
-		walk_named(fs, commits, head, path);
-		if (id_of(dir, "root", head)) {
-			snprintf(path, sizeof(path), "/commits/%s", head);
-			walk_named(fs, commits, head, path);
+	/* commits/ and trees/ list links to by-id/, which lists nothing. */
+	check_link(fs, "commits", head);
+	check_link(fs, "trees", tree);
+	if (check_int(view_lookup(fs, node_root(), "by-id", &byid), 0,
+	    "by-id/ looked up")) {
+		walk(fs, byid, "/by-id");
+		snprintf(path, sizeof(path), "/by-id/%s", head);
+		walk_named(fs, byid, head, path);
+		if (id_of(dir, "root", root)) {
+			snprintf(path, sizeof(path), "/by-id/%s", root);
+			walk_named(fs, byid, root, path);
 		}
-		release(commits);
-	}
-	if (check_int(view_lookup(fs, node_root(), "trees", &trees), 0,
-	    "trees/ looked up")) {
-		snprintf(path, sizeof(path), "/trees/%s", tree);
-		walk_named(fs, trees, tree, path);
-		release(trees);
+		snprintf(path, sizeof(path), "/by-id/%s", tree);
+		walk_named(fs, byid, tree, path);
+		release(byid);
 	}
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		check(seen[dirs[i]], "directories of kind %d were walked",
