@@ -249,8 +249,10 @@ remount() {
 # SOURCES: what every tool backs up: the mount's root (objects/, refs/,
 # HEAD) and the trees of both commits.
 sources() {
-	# commits/ lists both commits: the root holds their trees.
-	SOURCES=("$MNT")
+	# The root holds objects/, refs/ and commits/'s links to by-id/,
+	# which it does not list: each commit is named, and the copy's
+	# commits/<id> links lead to it, as the mount's do.
+	SOURCES=("$MNT" "$MNT/by-id/$C1" "$MNT/by-id/$C2")
 }
 
 # regular_files PATH...: how many regular files a walk of PATH... meets.
@@ -407,13 +409,35 @@ restic_backup() {
 	[ "$FILES" = "0 0 $n" ]
 }
 
+@test "borg and restic of HEAD/tree or commits/<id>/tree store the tree's files, not a link" {
+	command -v borg >/dev/null || skip "no borg"
+	command -v restic >/dev/null || skip "no restic"
+	export BORG_BASE_DIR=$T/borgbase BORG_REPO=$T/borg BORG_PASSPHRASE=
+	export BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes
+	export RESTIC_REPOSITORY=$T/restic RESTIC_PASSWORD=odbfs
+	export RESTIC_CACHE_DIR=$T/restic-cache
+	borg init --encryption=none >/dev/null 2>&1
+	restic init -q
+	mount_it
+	SOURCES=("$MNT/HEAD/tree" "$MNT/commits/$C1/tree")
+	borg_create t
+	mkdir "$T/borg-out" && (cd "$T/borg-out" && borg extract ::t)
+	restic_backup
+	restic restore -q latest --target "$T/restic-out"
+	for out in "$T/borg-out" "$T/restic-out"; do
+		[ -d "$out$MNT/HEAD/tree" ] && [ ! -L "$out$MNT/HEAD/tree" ]
+		same_as_archive "$out$MNT/HEAD/tree" "$C2"
+		same_as_archive "$out$MNT/commits/$C1/tree" "$C1"
+	done
+}
+
 # --------------------------------------------------------------- rsync
 
 # rsync_run OPTIONS...: copy SOURCES (with their paths from the mount's
 # root) into $T/copy; how many regular files were transferred is left in
 # $SENT.
 rsync_run() {
-	(cd "$MNT" && rsync "$@" --stats -R ./ "commits/$C1/tree" "commits/$C2/tree" "$T/copy/") \
+	(cd "$MNT" && rsync "$@" --stats -R ./ "by-id/$C1" "by-id/$C2" "$T/copy/") \
 		>"$T/rsync.out" 2>&1 || { cat "$T/rsync.out" >&2; return 1; }
 	SENT=$(awk -F': ' '/^Number of regular files transferred/ { gsub(",", "", $2); print $2 }' "$T/rsync.out")
 	echo "# rsync $*: $SENT regular files transferred" >&3
@@ -668,11 +692,11 @@ modes() {
 			"$MNT/commits/$C2/author"; do
 			[ "$(stat -c %a "$p")" = "$f" ]
 		done
-		for p in "$MNT" "$MNT/objects" "$MNT/objects/${blob:0:2}" "$MNT/commits/$C2" \
-			"$MNT/refs" "$MNT/refs/heads" "$MNT/trees/$(git -C "$REPO" rev-parse "$C2^{tree}")"; do
+		for p in "$MNT" "$MNT/objects" "$MNT/objects/${blob:0:2}" "$MNT/commits/$C2/" \
+			"$MNT/refs" "$MNT/refs/heads" "$MNT/trees/$(git -C "$REPO" rev-parse "$C2^{tree}")/"; do
 			[ "$(stat -c %a "$p")" = "$x" ]
 		done
-		[ "$(stat -c %a "$MNT/refs/heads/main" "$MNT/HEAD" "$MNT/commits/$C2/parent")" = "$(printf '777\n777\n777')" ]
+		[ "$(stat -c %a "$MNT/refs/heads/main" "$MNT/HEAD" "$MNT/commits/$C2/parent" "$MNT/commits/$C2")" = "$(printf '777\n777\n777\n777')" ]
 		[ "$(stat -c %a "$MNT/.odbfs" "$MNT/.odbfs/stats")" = "$(printf '500\n400')" ]
 		unmount_odbfs "$MNT"
 	done
@@ -697,7 +721,7 @@ modes() {
 	[ "$(stat -c %Y "$MNT/commits/$C2/tree/dir0/sub0/f0.txt")" = 1700090000 ]
 	[ "$(stat -c %Y "$MNT/commits/$C1/tree/dir0/sub0/f0.txt")" = 1700000600 ]
 	[ "$(stat -c %Y "$MNT/commits/$C1/message")" = 1700000600 ]
-	[ "$(stat -c %Y "$MNT/commits/$C1")" = 1700000600 ]
+	[ "$(stat -c %Y "$MNT/commits/$C1/")" = 1700000600 ]
 	[ "$(stat -c %X "$MNT/commits/$C1/tree/dir0")" = 1700000600 ]
 	[ "$(stat -c %Y "$MNT/commits/$C1/tree/link")" = 1700000600 ]
 	for p in "$MNT" "$MNT/objects" "$MNT/objects/$blob" "$MNT/objects/${blob:0:2}/$blob" \
@@ -738,7 +762,7 @@ modes() {
 		[ "$(stat -c %h "$MNT/commits/$C2/tree/$d")" -eq $((2 + sub)) ]
 		[ "$(stat -c %s "$MNT/commits/$C2/tree/$d")" -eq "$(git -C "$REPO" cat-file -s "$C2:$d")" ]
 	done
-	[ "$(stat -c %h "$MNT/commits/$C2")" -eq 3 ]
+	[ "$(stat -c %h "$MNT/commits/$C2/")" -eq 3 ]
 	[ "$(stat -c %h "$MNT/commits/$C2/tree/tool.sh")" -eq 1 ]
 	[ "$(stat -c %h "$MNT/commits/$C2/tree/link")" -eq 1 ]
 	[ "$(stat -c %h "$MNT/commits/$C2/tree/vendor/sub")" -eq 2 ]

@@ -321,7 +321,7 @@ check_archive() {
 	head=$(in_fix rev-parse HEAD)
 	got=$(cd "$mnt/commits/$head/parent/parent/parent" && pwd -P)
 	[ "$(basename "$got")" = "$(in_fix rev-parse HEAD~3)" ]
-	[ "$got" = "$mnt/commits/$(in_fix rev-parse HEAD~3)" ]
+	[ "$got" = "$mnt/by-id/$(in_fix rev-parse HEAD~3)" ]
 	for c in HEAD HEAD~3 HEAD~7 "$MERGE" "$SIGNED"; do
 		id=$(in_fix rev-parse "$c")
 		link_is "$mnt/commits/$id/parent" "../$(in_fix rev-parse "$c^")"
@@ -400,7 +400,7 @@ check_archive() {
 	enoent "$mnt/trees/$(in_fix rev-parse HEAD)"
 	enoent "$mnt/trees/$(in_fix rev-parse HEAD:README)"
 	[ -d "$mnt/trees/$(in_fix rev-parse 'HEAD:a/b')" ]
-	diff -r --no-dereference "$mnt/trees/$(in_fix rev-parse 'HEAD^{tree}')" \
+	diff -r --no-dereference "$mnt/trees/$(in_fix rev-parse 'HEAD^{tree}')/" \
 		"$mnt/commits/$(in_fix rev-parse HEAD)/tree"
 }
 
@@ -539,7 +539,7 @@ check_refs() {
 @test "HEAD is symbolic; refs/heads lists what git for-each-ref does" {
 	mount_odbfs "$FIX" "$mnt"
 	link_is "$mnt/HEAD" refs/heads/main
-	[ "$(cd -P "$mnt/HEAD" && pwd)" = "$mnt/commits/$(in_fix rev-parse HEAD)" ]
+	[ "$(cd -P "$mnt/HEAD" && pwd)" = "$mnt/by-id/$(in_fix rev-parse HEAD)" ]
 	[ "$(LC_ALL=C ls "$mnt/refs/heads")" = \
 		"$(in_fix for-each-ref --format='%(refname:lstrip=2)' refs/heads |
 		cut -d/ -f1 | LC_ALL=C sort -u)" ]
@@ -675,7 +675,7 @@ prefix_count() {
 	[ "$(prefix_count "$ids" "${head:0:7}")" -eq 1 ]
 	link_is "$mnt/commits/${head:0:7}" "$head"
 	[ -d "$mnt/commits/${head:0:7}/tree" ]
-	[ "$(cd -P "$mnt/commits/${head:0:7}" && pwd)" = "$mnt/commits/$head" ]
+	[ "$(cd -P "$mnt/commits/${head:0:7}" && pwd)" = "$mnt/by-id/$head" ]
 	link_is "$mnt/commits/${head:0:39}" "$head"
 	# Four digits, for a commit whose four digits are unique.
 	four=
@@ -793,7 +793,7 @@ tree_entry() {
 	c=$(echo hostile | git -C "$h" commit-tree "$t")
 	mount_odbfs "$h" "$mnt"
 	want=$(printf '%s\n' $'caf\xe9' $'d\xff' ok odd | LC_ALL=C sort)
-	for d in "$mnt/trees/$t" "$mnt/commits/$c/tree"; do
+	for d in "$mnt/trees/$t/" "$mnt/commits/$c/tree"; do
 		[ "$(find "$d" -mindepth 1 -maxdepth 1 -printf '%P\n' | LC_ALL=C sort)" = "$want" ]
 		[ "$(cat "$d/ok")" = ok ]
 		[ "$(cat "$d/"$'caf\xe9')" = latin ]
@@ -825,7 +825,7 @@ tree_entry() {
 	} >"$BATS_TEST_TMPDIR/tree"
 	t=$(git -C "$h" hash-object -t tree --literally -w "$BATS_TEST_TMPDIR/tree")
 	mount_odbfs "$h" "$mnt"
-	d=$mnt/trees/$t
+	d=$mnt/trees/$t/
 	# Every tool sees the same three names; the first "dup" is the one.
 	[ "$(python3 -c 'import os, sys; print(" ".join(sorted(os.listdir(sys.argv[1]))))' "$d")" = "$n255 dup zz" ]
 	[ "$(find "$d" -mindepth 1 -printf '%P\n' | LC_ALL=C sort | tr '\n' ' ')" = "$n255 dup zz " ]
@@ -924,14 +924,14 @@ inodes() {
 	head=$(in_fix rev-parse HEAD)
 	root=$(in_fix rev-parse 'HEAD^{tree}')
 	[ "$(in_fix rev-parse HEAD:dup1)" = "$(in_fix rev-parse HEAD:dup2)" ]
-	for d in "commits/$head/" "commits/$MERGE/" "trees/$root" "commits/$ROOT/"; do
+	for d in "commits/$head/" "commits/$MERGE/" "trees/$root/" "commits/$ROOT/"; do
 		run find "$mnt/$d" -xdev
 		[ "$status" -eq 0 ]
 		! [[ $output == *loop* ]]
 		! [[ $output == *"find:"* ]]
 	done
 	# Every path find walks is one ls-tree entry: no directory twice.
-	[ "$(find "$mnt/trees/$root" -mindepth 1 -printf . | wc -c)" -eq \
+	[ "$(find "$mnt/trees/$root/" -mindepth 1 -printf . | wc -c)" -eq \
 		"$(in_fix ls-tree -r -t -z HEAD | tr -cd '\0' | wc -c)" ]
 	[ "$(stat -c %i "$mnt/trees/$root/dup1")" != "$(stat -c %i "$mnt/trees/$root/dup2")" ]
 	[ "$(stat -c %i "$mnt/commits/$head/tree/dup1")" != \
@@ -949,7 +949,7 @@ inodes() {
 	[ "$bad" -eq 0 ]
 	[ "$(find "$mnt/commits/$head/" "$mnt/trees/$root" ! -type d \
 		-printf '%n\n' | sort -u)" = 1 ]
-	[ "$(stat -c %h "$mnt/commits/$head")" = 3 ]
+	[ "$(stat -c %h "$mnt/commits/$head/")" = 3 ]
 	[ "$(stat -c %h "$mnt" "$mnt/commits" "$mnt/objects" "$mnt/refs" | tr '\n' ' ')" = \
 		"8 1 1 1 " ]
 }

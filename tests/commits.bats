@@ -126,7 +126,7 @@ commit_literally() {
 		[ "$(stat -c %s "$MNT/commits/$id/message")" -eq $((100 << 20)) ]
 		[ "$(cat "$MNT/commits/$id/author")" = \
 			"A U Thor <author@example.com> 1700000000 +0000" ]
-		[ "$(stat -c %Y "$MNT/commits/$id")" -eq \
+		[ "$(stat -c %Y "$MNT/commits/$id/")" -eq \
 			"$(git -C "$REPO" log -1 --format=%ct "$id")" ]
 	done
 	id=${ids[3]}
@@ -231,12 +231,12 @@ commit_literally() {
 	[ "$(wc -l <"$MNT/commits/$most/parents")" -eq 1024 ]
 	cmp "$MNT/commits/$most/message" <(printf 'an octopus of 1025\n')
 	log_mark
-	run stat "$MNT/commits/$past"
+	run stat "$MNT/commits/$past/"
 	[ "$status" -ne 0 ]
 	[[ $output == *"Input/output error"* ]]
 	one_log_line "commit $past" 1048576
 	log_mark
-	run stat "$MNT/commits/$many"
+	run stat "$MNT/commits/$many/"
 	[[ $output == *"Input/output error"* ]]
 	one_log_line "commit $many" "more than 1024 parents"
 	# What a header too long for a commit directory is, objects/ serves.

@@ -320,7 +320,7 @@ enoent_or_eio() {
 	diff <(sed -n "s|^$MNT/\(.*\)/HEAD .*|\1|p" "$all" | LC_ALL=C sort) \
 		<(cut -d' ' -f1 "$REPOS")
 	# Each one's main is in its commits/.
-	sed -n "s|^$MNT/\(.*\)/refs/heads/main \.\./\.\./commits/\([0-9a-f]\{40\}\)\$|$MNT/\1/commits/\2 |p" \
+	sed -n "s|^$MNT/\(.*\)/refs/heads/main \.\./\.\./commits/\([0-9a-f]\{40\}\)\$|$MNT/\1/commits/\2 ../by-id/\2|p" \
 		"$all" | LC_ALL=C sort >"$BATS_TEST_TMPDIR/mains"
 	[ "$(wc -l <"$BATS_TEST_TMPDIR/mains")" -eq "$(wc -l <"$REPOS")" ]
 	[ -z "$(LC_ALL=C sort "$all" | LC_ALL=C comm -13 - "$BATS_TEST_TMPDIR/mains")" ]
@@ -328,14 +328,14 @@ enoent_or_eio() {
 	# repository's objects says.
 	git init -q --bare "$scratch"
 	cut -d' ' -f2 "$REPOS" | sed 's|$|/objects|' >"$scratch/objects/info/alternates"
-	sed -n 's|.*/commits/\([0-9a-f]\{40\}\) $|\1|p' "$all" | sort -u |
+	sed -n 's|.*/commits/\([0-9a-f]\{40\}\) \.\./by-id/\1$|\1|p' "$all" | sort -u |
 		git --git-dir="$scratch" cat-file --batch-check='%(objecttype)' |
 		sort | uniq -c >"$BATS_TEST_TMPDIR/types"
 	[ "$(awk '{ print $2 }' "$BATS_TEST_TMPDIR/types")" = commit ]
 	# And fifty of them list what git rev-list --all lists, main where
 	# git rev-parse says.
 	while read -r p g; do
-		diff <(sed -n "s|^$MNT/$p/commits/\([0-9a-f]\{40\}\) \$|\1|p" "$all") \
+		diff <(sed -n "s|^$MNT/$p/commits/\([0-9a-f]\{40\}\) \.\./by-id/\1\$|\1|p" "$all") \
 			<(git --git-dir="$g" rev-list --all | LC_ALL=C sort)
 		grep -qxF "$MNT/$p/refs/heads/main ../../commits/$(git --git-dir="$g" rev-parse main)" "$all"
 	done < <(awk 'NR % 20 == 3' "$REPOS")
@@ -432,7 +432,7 @@ PY
 	local p
 	mount_root "$FORGE" "$MNT"
 	while read -r p _; do
-		find "$MNT/$p" -xdev
+		find "$MNT/$p" "$MNT/$p/HEAD/" -xdev
 	done < <(lines_of 0 4 57 100 104 555 864 999; grep '^team/app ' "$REPOS") \
 		>"$BATS_TEST_TMPDIR/paths"
 	echo "$MNT" "$MNT/g0" "$MNT/g0/sub1" "$MNT/team" >>"$BATS_TEST_TMPDIR/paths"

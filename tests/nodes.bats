@@ -65,7 +65,9 @@ inodes() {
 # sub, tool.sh); refs/tags/v1's when a ref to a tag came to link to tags/
 # (a symlink's number follows its target); an abbreviated id's when it
 # came to follow its target too (a prefix can come to name another
-# object); all others are as the first versions gave them.
+# object); commits/<id>'s and trees/<id>'s when they became links to
+# by-id/, where their directories kept theirs; all others are as the
+# first versions gave them.
 @test "inode numbers are the ones earlier versions gave" {
 	make_repo "$REPO"
 	head=$(git -C "$REPO" rev-parse HEAD)
@@ -76,14 +78,14 @@ inodes() {
 	[ "$head" = 3dc9ed34c6962c71e3d5c69bb3f047db227f00a9 ]
 	mount_odbfs "$REPO" "$MNT"
 	inodes . objects "objects/${blob:0:2}" "objects/$blob" \
-		"objects/${blob:0:6}" commits "commits/$head" \
+		"objects/${blob:0:6}" commits "commits/$head" "commits/$head/" \
 		"commits/$head/tree" "commits/$head/tree/README" \
 		"commits/$head/tree/tool.sh" "commits/$head/tree/link" \
 		"commits/$head/tree/sub" "commits/$head/tree/sub/f" \
 		"commits/$head/tree/mod" "commits/$head/message" \
 		"commits/$head/parent" "commits/$head/parents" \
 		"commits/$head/raw" "commits/$head/author" \
-		"commits/$head/committer" trees "trees/$tree" \
+		"commits/$head/committer" trees "trees/$tree" "trees/$tree/" \
 		"trees/$tree/README" "trees/$tree/link" HEAD refs refs/heads \
 		refs/heads/main refs/tags refs/tags/v1 .odbfs .odbfs/stats \
 		.odbfs/format .odbfs/repository tags "tags/$tag" \
@@ -96,7 +98,8 @@ inodes() {
 		8348056603799678701 objects/$blob
 		279197407070325197 objects/${blob:0:6}
 		14645420171508091005 commits
-		4546203322693553443 commits/$head
+		187907043908505429 commits/$head
+		4546203322693553443 commits/$head/
 		4141925132422482242 commits/$head/tree
 		9393597773146750977 commits/$head/tree/README
 		9393597773146750981 commits/$head/tree/tool.sh
@@ -111,7 +114,8 @@ inodes() {
 		2902872404434792322 commits/$head/author
 		3727916888106717266 commits/$head/committer
 		5995126492410496094 trees
-		8313073348018391874 trees/$tree
+		5569534972952431211 trees/$tree
+		8313073348018391874 trees/$tree/
 		9174593622666903553 trees/$tree/README
 		9174593622666903554 trees/$tree/link
 		13205245697640743426 HEAD

@@ -156,12 +156,15 @@ rev_is() {
 	within_a_second grep -qx "$(git -C "$r" rev-parse HEAD)" \
 		<(ls "$MNT/commits")
 	diff <(ls "$MNT/commits") <(git -C "$r" rev-list --all | LC_ALL=C sort)
+	# Each a link to by-id/, which a walk does not follow.
 	/usr/bin/python3 - "$MNT/commits" <<-'PY'
 	import os, sys
 	n = 0
 	for e in os.scandir(sys.argv[1]):
 	    assert e.inode() == os.lstat(e.path).st_ino, e.name
-	    assert e.is_dir(follow_symlinks=False), e.name
+	    assert e.is_symlink(), e.name
+	    assert os.readlink(e.path) == "../by-id/" + e.name, e.name
+	    assert e.is_dir(follow_symlinks=True), e.name
 	    n += 1
 	assert n >= 9, n
 	PY
