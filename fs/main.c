@@ -470,6 +470,7 @@ main(int argc, char **argv)
 	unsigned max_repos;
 	int ret = 1, err, level, umask_bits;
 
+	trim_init();
 	if (fuse_opt_parse(&args, &conf, config_opts, take_repo) != 0 ||
 	    fuse_parse_cmdline(&args, &opts) != 0)
 		goto out;

@@ -50,6 +50,13 @@ run(void *arg)
 	return NULL;
 }
 
+void
+trim_init(void)
+{
+	mallopt(M_MMAP_THRESHOLD, (int)TRIM_MMAP_MIN);
+	mallopt(M_ARENA_MAX, TRIM_ARENAS);
+}
+
 int
 trim_start(void (*shed_fn)(void *arg), void *arg)
 {

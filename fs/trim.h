@@ -28,6 +28,20 @@
 #define TRIM_EVERY 4096
 
 /*
+ * Before any thread: the C library's allocator set for a daemon that
+ * lives for months. Blocks of TRIM_MMAP_MIN or more (inflated objects,
+ * trees) get mappings of their own, which go back to the system when
+ * freed: glibc otherwise raises that threshold to the largest block freed
+ * and keeps such blocks in its heaps. And TRIM_ARENAS arenas, not eight
+ * per core, each keeping what the threads that used it freed. Reading
+ * 80 000 objects of a git.git-sized repository peaked at 187 MiB
+ * without, 121 MiB with (64 MiB of them the delta bases).
+ */
+#define TRIM_MMAP_MIN ((size_t)256 << 10)
+#define TRIM_ARENAS 2
+void trim_init(void);
+
+/*
  * Start the thread, which calls shed(arg) before a trim that forgotten
  * nodes asked for: 0, or a negative errno (the daemon then never trims).
  */
