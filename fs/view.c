@@ -440,6 +440,8 @@ dirlist_entry(const struct dirlist *l, size_t i, char *buf, mode_t *type,
 		    buf) : object_key(key, id, l->rawsz));
 		return buf;
 	}
+	if (l->entry)
+		return l->entry(l, i, type, ino);
 	*type = l->v[i].type;
 	*ino = l->v[i].ino;
 	return l->v[i].name;

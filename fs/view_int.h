@@ -38,16 +38,22 @@ struct dirent_rec {
 	uint64_t ino;
 };
 
+/*
+ * A listing: its entries are v[], or the ids of objects/xx/, commits/ and
+ * trees/ (ids), or those of a tree's parse, which entry() spells.
+ */
 struct dirlist {
 	struct node *dir;
 	size_t n, alloc;
-	struct dirent_rec *v;		/* or, for NODE_FANOUT: */
+	struct dirent_rec *v;
 	unsigned char *ids;		/* sorted ids */
 	size_t rawsz;
 	char **names;			/* strings v[].name owns */
-	struct ptree *tree;		/* held: v[].name point into it */
+	struct ptree *tree;		/* held: names point into it */
+	const char *(*entry)(const struct dirlist *l, size_t i, mode_t *type,
+	    uint64_t *ino);		/* the i-th of tree */
 	bool links;			/* ids as links to by-id/, not files */
-	bool plain;			/* its kind's */
+	bool plain;			/* entries without attributes */
 	bool corrupt;
 	char *why;			/* what to log when it says so */
 	size_t more;			/* bad entries after why's */

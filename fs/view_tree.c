@@ -437,20 +437,51 @@ tree_child(struct odbfs *fs, struct node *dir, const char *name,
 }
 
 /*
+ * Trees of more entries than this are listed without attributes, as
+ * commits/ is: a readdirplus of a million entries would make a million
+ * nodes; the kernel looks up only what is asked for. git.git's largest
+ * tree has some 1 500.
+ */
+#define TREE_PLAIN_MIN 65536
+
+/* Entry i of a listing of a tree whose modes are all git's. */
+static const char *
+tree_list_entry(const struct dirlist *l, size_t i, mode_t *type,
+    uint64_t *ino)
+{
+	const struct tree_entry *e = &l->tree->tree.entries[i];
+
+	*type = tree_entry_type(e->mode);
+	*ino = tree_entry_ino(l->dir, i, e->name);
+	return e->name;
+}
+
+/*
  * A tree's entries in the tree's order, their names in its parse, which
- * the listing holds. One whose mode git never writes is not shown, and
- * the listing ends in EIO, so that a walk (tar, a backup) cannot miss it
+ * the listing holds: spelled from it, or, when some entry's mode is not
+ * git's, from a copy of the others. Such an entry is not shown, and the
+ * listing ends in EIO, so that a walk (tar, a backup) cannot miss it
  * silently.
  */
 static int
 tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
 	struct ptree *t;
+	size_t bad = 0;
 	int ret;
 
 	if ((ret = tree_get(fs, node_id(dir), dir->path, &t)) < 0)
 		return ret;
 	l->tree = t;
+	l->plain = t->tree.n > TREE_PLAIN_MIN;
+	l->corrupt = t->tree.truncated;
+	for (size_t i = 0; i < t->tree.n; i++)
+		bad += !tree_entry_type(t->tree.entries[i].mode);
+	if (!bad) {
+		l->n = t->tree.n;
+		l->entry = tree_list_entry;
+		return 0;
+	}
 	for (size_t i = 0; i < t->tree.n && ret == 0; i++) {
 		const struct tree_entry *e = &t->tree.entries[i];
 		mode_t type = tree_entry_type(e->mode);
@@ -470,7 +501,6 @@ tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 		ret = add_rec(l, e->name, false, type, tree_entry_ino(dir, i,
 		    e->name));
 	}
-	l->corrupt |= t->tree.truncated;
 	return ret;
 }
 
