@@ -1,6 +1,6 @@
 # bench/forge.sh: section 6 of bench/run.sh (sourced by it, which see for
-# row, say, median, ratio, secs, rss_mb, rounds, out, top, mnts and
-# cleanup).
+# row, say, median, ratio, secs, rss_mb, stat_of, rounds, out, top, mnts
+# and cleanup: bench/lib.sh).
 #
 # One daemon for a forge (odbfs --root, issue 17), on forges made by
 # bench/genforge.sh and kept in bench/out/forge-N:
@@ -90,7 +90,6 @@ rpath() {
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1000 }'; }
 s_of() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e6 }'; }
 threads() { awk '$1 == "Threads:" { print $2 }' "/proc/$1/status"; }
-stat_of() { awk -v k="$2" '$1 == k { print $2 }' "$1/.odbfs/stats"; }
 # fg_start LOG MNT ARGS...: odbfs -f ARGS MNT in the background, its
 # stderr appended to LOG; returns once MNT is mounted, the pid in $fpid.
 fg_start() {

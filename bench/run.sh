@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/run.sh [--objects N] [--blob-mb M] [--rounds R] [--forge N]
-#               [--only backup|forge]
+#               [--scale S] [--only backup|forge|scale]
 #
 # odbfs beside git and libgit2, every row measured in the same run, medians
 # of R rounds (default 3), ratios against the reference. Repositories are
@@ -19,6 +19,11 @@
 # repository. --only forge runs it alone (make bench BENCH_ARGS='--only
 # forge'), some 15-25 minutes with its forges made (3 minutes).
 #
+# Section 7 (bench/scale.sh) measures issue 28's rows: listings, walks
+# from the root and restic over a forge's root on a repository of
+# git.git's size (bench/genscale.sh at --scale S, default 1), the daemon's
+# anonymous memory sampled. --only scale runs it alone (or bench/scale.sh).
+#
 # Needs: libgit2-dev (installed if missing), strace; for section 5
 # borgbackup, restic, rsync, and root to drop the page cache; for section
 # 6 restic and root (the page cache, and fs.inotify.max_user_instances
@@ -26,44 +31,25 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/bench/out
-objects=1000000 blob_mb=1024 rounds=3 only= forge_n=10000
+objects=1000000 blob_mb=1024 rounds=3 only= forge_n=10000 scale=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--objects) objects=$2; shift 2 ;;
 	--blob-mb) blob_mb=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--forge) forge_n=$2; shift 2 ;;
+	--scale) scale=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
-	*) echo "usage: $0 [--objects N] [--blob-mb M] [--rounds R] [--forge N] [--only backup|forge]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--objects N] [--blob-mb M] [--rounds R] [--forge N] [--scale S] [--only backup|forge|scale]" >&2; exit 2 ;;
 	esac
 done
 mkdir -p "$out"
 : >"$out/.run-start"
 mnts=()
-cleanup() {
-	for m in "${mnts[@]}"; do fusermount3 -u "$m" 2>/dev/null || :; done
-}
-trap cleanup EXIT
 table=$out/table.md
 : >"$table"
-row() { printf '| %s |\n' "$*" | tee -a "$table"; }
-say() { echo "$@" | tee -a "$table"; }
-
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
-# secs CMD...: wall seconds of one run of CMD.
-secs() {
-	local t0=$EPOCHREALTIME
-	"$@" >/dev/null
-	local t1=$EPOCHREALTIME
-	awk -v a="${t0/./}" -v b="${t1/./}" 'BEGIN { printf "%.4f\n", (b - a) / 1e6 }'
-}
-# med N CMD...: median seconds of N runs.
-med() {
-	local n=$1
-	shift
-	for ((i = 0; i < n; i++)); do secs "$@"; done | median
-}
+. "$top/bench/lib.sh"
+trap cleanup EXIT
 
 repo() {	# repo NAME OBJECTS PACKS LOOSE
 	local dir=$out/$1
@@ -74,17 +60,6 @@ repo() {	# repo NAME OBJECTS PACKS LOOSE
 	fi
 	echo "$dir"
 }
-
-mount_at() {	# mount_at REPO MNT [opts]: daemonized odbfs
-	local r=$1 m=$2
-	shift 2
-	mkdir -p "$m"
-	fusermount3 -u "$m" 2>/dev/null || :
-	"$top/odbfs" "$@" "$r" "$m"
-	mnts+=("$m")
-}
-daemon_pid() { pgrep -f "odbfs .* $1\$" | head -1; }
-rss_mb() { awk -v k="${2:-VmRSS}:" '$1 == k { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
 say "# odbfs benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 say ""
@@ -109,8 +84,12 @@ elif [ "$only" = forge ]; then
 	. "$top/bench/forge.sh"
 	finish
 	exit 0
+elif [ "$only" = scale ]; then
+	. "$top/bench/scale.sh"
+	finish
+	exit 0
 elif [ -n "$only" ]; then
-	echo "$0: --only: only 'backup' and 'forge' are sections of their own" >&2
+	echo "$0: --only: only 'backup', 'forge' and 'scale' are sections of their own" >&2
 	exit 2
 fi
 
@@ -140,11 +119,7 @@ say ""
 
 # 2. Tools.
 content=$out/content
-if [ ! -f "$content/.done" ]; then
-	echo "generating content repository..." >&2
-	"$top/bench/gencontent.sh" "$content" 2000 3000
-	touch "$content/.done"
-fi
+made "$content" "content repository" "$top/bench/gencontent.sh" "$content" 2000 3000
 big=$(repo 1m-1p "$objects" 1 0)
 say "## 2. Tools (seconds)"
 say ""
@@ -306,4 +281,6 @@ say ""
 . "$top/bench/backup.sh"
 # 6. One daemon for a forge.
 . "$top/bench/forge.sh"
+# 7. Real scale.
+. "$top/bench/scale.sh"
 finish
