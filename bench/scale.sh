@@ -213,7 +213,7 @@ mount_at "$hist" "$sm"
 drop 3
 measure "$sm" "$sscratch/walk" xargs -a "$sscratch/trees" sh -c 'find "$@" -printf .' find
 row "\`find MNT/commits/<id>/tree\` for each of $(lines "$sscratch/commits") commits, $(basename "$hist") (reference: \`git diff-tree -r -t\` of each against the empty tree) | $gt | - | $(stopped "$t") | $(ratio "$t" "$gt") | $(lines "$sscratch/git-walk") / $(stat -c %s "$sscratch/walk") | $(mem); $nodes / $nodes2"
-row "the same: RssAnon per node the kernel held (after less idle, over nodes), bytes; of it given back once the kernel forgot (after less dropped), % | - | - | - | - | - | $(awk -v i="$idle_kb" -v a="$after_kb" -v d="$dropped_kb" -v n="$nodes" 'BEGIN { if (n > 0 && a > i) printf "%.0f; %.0f %%", (a - i) * 1024 / n, 100 * (a - d) / (a - i); else print "-" }')"
+row "the same: RssAnon per node the kernel held (after less idle, over nodes), bytes; of it given back once the kernel forgot (after less dropped), % | - | - | - | - | - | $(awk -v i="$idle_kb" -v a="$after_kb" -v d="$dropped_kb" -v n="$nodes" 'BEGIN { if (n > 0 && a > i) g = 100 * (a - d) / (a - i); printf "%.0f; %.0f %%", (a - i) * 1024 / n, (g > -0.5 && g < 0.5) ? 0 : g; else print "-" }')"
 fusermount3 -u "$sm"
 say ""
 
