@@ -81,6 +81,23 @@ repo_stream(const char *path, FILE **out)
 }
 
 int
+repo_getline(FILE *f, char *buf, size_t size, size_t *n)
+{
+	int c;
+
+	*n = 0;
+	while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+		if (*n + 1 < size)
+			buf[*n] = (char)c;
+		++*n;
+	}
+	buf[*n < size ? *n : size - 1] = '\0';
+	if (ferror(f))
+		return -EIO;
+	return c != EOF || *n ? 1 : 0;
+}
+
+int
 repo_read_at(int dir, const char *path, int flags, size_t max, char **out,
     size_t *len)
 {

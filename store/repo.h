@@ -75,6 +75,13 @@ int repo_read_whole(const char *path, size_t max, char **out, size_t *len);
 int repo_stream(const char *path, FILE **out);
 
 /*
+ * The next line of f, without its '\n', into buf: as much as fits, NUL
+ * terminated; *n is its whole length, size or more when it was cut.
+ * 1 for a line, 0 at the end of f, -EIO.
+ */
+int repo_getline(FILE *f, char *buf, size_t size, size_t *n);
+
+/*
  * Either of the above (len NULL: repo_read_file()) for path relative to
  * the directory fd dir (or AT_FDCWD), with flags added to open(2)'s:
  * O_NOFOLLOW to refuse a symlink (-ELOOP).
