@@ -578,7 +578,9 @@ parse_config(char *text, size_t len, config_fn *fn, void *ctx,
 			snprintf(key, sizeof(key), "%s.%.*s", section, n, name);
 		else
 			snprintf(key, sizeof(key), "%.*s", n, name);
-		ret = fn(ctx, key, value);
+		/* A variable refused is bad on its own line, as in git. */
+		if ((ret = fn(ctx, key, value)) < 0)
+			*line = s.line - !s.eof;
 	}
 	return ret;
 bad:
@@ -720,6 +722,104 @@ format_var(void *ctx, const char *key, const char *value)
 }
 
 /*
+ * include.path nested deeper is refused, as git's MAX_INCLUDE_DEPTH: the
+ * repository's config is at depth 0, the file it includes at 1.
+ */
+#define CONFIG_MAX_INCLUDE_DEPTH 10
+
+/* A config file whose includes are followed. */
+struct config_file {
+	const char *path;	/* as git names it: joined, not resolved */
+	unsigned depth;
+	const char *why;	/* what was wrong, if reading it failed */
+};
+
+static int
+config_follow(struct config_file *c);
+
+/*
+ * One include.path of file from, as git's handle_path_include(): "~/" is
+ * $HOME, a relative path is the including file's sibling, a file that is
+ * not there is no error.
+ */
+static int
+config_include(struct config_file *from, const char *value)
+{
+	struct config_file inc = { .depth = from->depth + 1 };
+	const char *slash = strrchr(from->path, '/'), *home = getenv("HOME");
+	char *path;
+	int n, ret;
+
+	if (!value) {
+		from->why = because("missing value for 'include.path'");
+		return -EINVAL;
+	}
+	if (!strncmp(value, "~/", 2) && home)
+		n = asprintf(&path, "%s/%s", home, value + 2);
+	else if (value[0] == '/' || !slash)
+		n = asprintf(&path, "%s", value);
+	else
+		n = asprintf(&path, "%.*s%s", (int)(slash - from->path + 1),
+		    from->path, value);
+	if (n < 0)
+		return -ENOMEM;
+	inc.path = path;
+	if (access(path, R_OK) < 0 && errno != ENOENT && errno != ENOTDIR) {
+		from->why = because("unable to access '%s': %s", path,
+		    strerror(errno));
+		ret = -EACCES;
+	} else if (access(path, F_OK) < 0) {
+		ret = 0;
+	} else if (inc.depth > CONFIG_MAX_INCLUDE_DEPTH) {
+		from->why = because("exceeded maximum include depth (%d) while "
+		    "including %s from %s: this might be due to circular "
+		    "includes", CONFIG_MAX_INCLUDE_DEPTH, path, from->path);
+		ret = -ELOOP;
+	} else if ((ret = config_follow(&inc)) < 0) {
+		from->why = inc.why;
+	}
+	free(path);
+	return ret;
+}
+
+static int
+include_var(void *ctx, const char *key, const char *value)
+{
+	return strcmp(key, "include.path") ? 0 : config_include(ctx, value);
+}
+
+/*
+ * Read c's file and the files it includes, for what git refuses in them:
+ * a bad line, an include it cannot read, includes nested too deep (a
+ * loop). Nothing in them bears on the repository's format: git reads
+ * that from the repository's config alone. -ENOENT if c is not there.
+ */
+static int
+config_follow(struct config_file *c)
+{
+	char *text = NULL;
+	unsigned line = 0;
+	size_t len;
+	int ret;
+
+	if ((ret = repo_read_whole(c->path, CONFIG_MAX, &text, &len)) < 0) {
+		if (ret == -EFBIG)
+			c->why = because("%s: larger than %d MiB", c->path,
+			    CONFIG_MAX >> 20);
+		else
+			c->why = because("unable to access '%s': %s", c->path,
+			    strerror(ret == -ENOTREG ? EISDIR : -ret));
+		return ret;
+	}
+	ret = parse_config(text, len, include_var, c, &line);
+	free(text);
+	if (ret < 0 && !c->why)
+		c->why = because("bad config line %u in file %s", line,
+		    c->path);
+	return ret;
+}
+
+/*
  * The object format, from config: refuse what git refuses (a format
  * version above 1, an extension it does not know in version 1, one of
  * version 1 in version 0).
@@ -728,6 +828,7 @@ static int
 read_format(struct repo *repo, const char **why)
 {
 	struct format f = { .version = -1 };
+	struct config_file top = { NULL, 0, NULL };
 	const char *bad = NULL;
 	char *path, *text = NULL;
 	unsigned line = 0;
@@ -754,13 +855,8 @@ read_format(struct repo *repo, const char **why)
 	if (ret < 0) {
 		*why = f.why ? f.why : because("bad config line %u in file %s",
 		    line, path);
-		free(path);
-		return ret;
+		goto out;
 	}
-	free(path);
-	/* No version (or -1): git ignores the extensions, and so do we. */
-	if (f.version == -1)
-		return 0;
 	if (f.version > 1)
 		bad = because("Expected git repo version <= 1, found %lld",
 		    f.version);
@@ -772,14 +868,26 @@ read_format(struct repo *repo, const char **why)
 		    "found: %s", f.nv1_only > 1 ? "s" : "", f.v1_only);
 	if (bad) {
 		*why = bad;
-		return -EINVAL;
+		ret = -EINVAL;
+		goto out;
 	}
-	repo->reftable = f.reftable;
-	if (f.sha256) {
-		repo->format = "sha256";
-		repo->rawsz = OID_RAWSZ_SHA256;
+	/* Then, as git goes on to read all its config, the includes. */
+	top.path = path;
+	if ((ret = config_follow(&top)) < 0) {
+		*why = top.why;
+		goto out;
 	}
-	return 0;
+	/* No version (or -1): git ignores the extensions, and so do we. */
+	if (f.version != -1) {
+		repo->reftable = f.reftable;
+		if (f.sha256) {
+			repo->format = "sha256";
+			repo->rawsz = OID_RAWSZ_SHA256;
+		}
+	}
+out:
+	free(path);
+	return ret;
 }
 
 bool
