@@ -6,6 +6,7 @@
  * a gitlink, an empty directory.
  */
 #include <assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,12 @@
 
 #include "odbstore/log.h"
 #include "view_int.h"
+
+/*
+ * The longest name a FUSE listing carries (the kernel's FUSE_NAME_MAX):
+ * a longer one makes the kernel fail the read it comes in.
+ */
+#define TREE_LIST_NAME_MAX 1024
 
 static int
 cmp_by_name(const void *a, const void *b, void *arg)
@@ -91,7 +98,7 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
     int64_t time, uint64_t ino, struct node **out)
 {
 	char hex[OID_HEXSZ_MAX + 1];
-	size_t dups, dup_off = 0;
+	size_t dups, dup_off = 0, longs = 0, long_off = 0;
 	struct objinfo info;
 	struct node_ext *x;
 	struct node *n;
@@ -138,9 +145,20 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 	if (x->tree.truncated)
 		log_corrupt("tree %s: entry at offset %zu is cut short", hex,
 		    x->tree.bad_off);
-	for (size_t i = 0; i < x->tree.n; i++)
-		x->subdirs += x->tree.entries[i].mode == TREE_MODE_DIR ||
-		    x->tree.entries[i].mode == TREE_MODE_GITLINK;
+	for (size_t i = 0; i < x->tree.n; i++) {
+		const struct tree_entry *e = &x->tree.entries[i];
+
+		x->subdirs += e->mode == TREE_MODE_DIR ||
+		    e->mode == TREE_MODE_GITLINK;
+		if (e->namelen > TREE_NAME_MAX &&
+		    e->namelen <= TREE_LIST_NAME_MAX && !longs++)
+			long_off = (size_t)((const unsigned char *)e->name -
+			    x->buf);
+	}
+	if (longs)
+		log_msg(LOGL_WARN, "tree %s: %zu %s over %d bytes listed, "
+		    "too long to open (the first at offset %zu)", hex, longs,
+		    longs > 1 ? "names" : "name", TREE_NAME_MAX, long_off);
 	return intern(n, out);
 }
 
@@ -377,10 +395,13 @@ static int
 tree_child(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
-	const struct tree_entry *e = tree_find(dir, name);
+	const struct tree_entry *e;
 	int ret;
 
-	if (!e)
+	/* Listed, and too long to look up: see tree_list(). */
+	if (strlen(name) > TREE_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (!(e = tree_find(dir, name)))
 		return -ENOENT;
 	ret = tree_entry_node(fs, dir, e, out);
 	/*
@@ -402,36 +423,59 @@ tree_child(struct odbfs *fs, struct node *dir, const char *name,
 	return ret;
 }
 
+/* Leave an entry out of l, which then ends in EIO; why is the first's. */
+static void
+unlisted(struct dirlist *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l->corrupt) {
+		l->more++;
+		return;
+	}
+	l->corrupt = true;
+	va_start(ap, fmt);
+	if (vasprintf(&l->why, fmt, ap) < 0)
+		l->why = NULL;
+	va_end(ap);
+}
+
 /*
- * A tree's entries in the tree's order. One whose mode git never writes
- * is not shown, and the listing ends in EIO, so that a walk (tar, a
- * backup) cannot miss it silently.
+ * A tree's entries in the tree's order. A name over TREE_NAME_MAX is
+ * listed, and its lookup fails with ENAMETOOLONG: tar, rsync, restic and
+ * borg then report that one file and copy the rest. An entry that cannot
+ * be listed (a mode git never writes, a name longer than FUSE carries) is
+ * left out, and the listing ends in EIO, so that a walk cannot miss it
+ * silently either. (Names no path can hold, "", ".", ".." or one with a
+ * '/', tree_parse() dropped, as git checkout refuses them.)
  */
 static int
 tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
+	const struct tree *t = &dir->ext->tree;
+	char hex[OID_HEXSZ_MAX + 1];
 	int ret = 0;
 
-	for (size_t i = 0; i < dir->ext->tree.n && ret == 0; i++) {
-		const struct tree_entry *e = &dir->ext->tree.entries[i];
+	oid_to_hex(hex, node_id(dir), fs->rawsz);
+	for (size_t i = 0; i < t->n && ret == 0; i++) {
+		const struct tree_entry *e = &t->entries[i];
 		mode_t type = tree_entry_type(e->mode);
 
 		if (!type) {
-			char hex[OID_HEXSZ_MAX + 1];
-
-			oid_to_hex(hex, node_id(dir), fs->rawsz);
-			if (l->corrupt)
-				l->more++;
-			else if (asprintf(&l->why, BAD_MODE_FMT,
-			    BAD_MODE_ARGS(hex, dir, e)) < 0)
-				l->why = NULL;
-			l->corrupt = true;
+			unlisted(l, BAD_MODE_FMT, BAD_MODE_ARGS(hex, dir, e));
+			continue;
+		}
+		if (e->namelen > TREE_LIST_NAME_MAX) {
+			unlisted(l, "tree %s: entry at offset %zu has a name of "
+			    "%zu bytes, more than a listing carries", hex,
+			    (size_t)((const unsigned char *)e->name -
+			    dir->ext->buf), e->namelen);
 			continue;
 		}
 		ret = add_rec(l, e->name, false, type, tree_entry_ino(dir, i,
 		    e->name));
 	}
-	l->corrupt |= dir->ext->tree.truncated;
+	l->corrupt |= t->truncated;
 	return ret;
 }
 
