@@ -156,6 +156,37 @@ check_fixture() {
 	[ ! -s "$MNT.log" ] || ! cat "$MNT.log" >&2
 }
 
+@test "live: refs written after git refs migrate to files, and back, follow within a second" {
+	need_git255
+	REPO=$BATS_TEST_TMPDIR/migrating
+	g55 init -q -b main --ref-format=reftable "$REPO"
+	add_commits_g55 "$REPO"
+	mount_odbfs "$REPO" "$MNT"
+	same_refs "$REPO" "$MNT"
+	g55 -C "$REPO" refs migrate --ref-format=files
+	refs_settle "$REPO" "$MNT"
+	# Written into the new refs/: a branch, one in a new directory,
+	# one moved, one deleted, HEAD moved.
+	g55 -C "$REPO" branch -q new
+	refs_settle "$REPO" "$MNT"
+	[ -L "$MNT/refs/heads/new" ]
+	g55 -C "$REPO" branch -q topic/deep HEAD~2
+	g55 -C "$REPO" update-ref refs/heads/side HEAD
+	refs_settle "$REPO" "$MNT"
+	g55 -C "$REPO" branch -q -D new
+	g55 -C "$REPO" symbolic-ref HEAD refs/heads/topic/deep
+	refs_settle "$REPO" "$MNT"
+	[ ! -e "$MNT/refs/heads/new" ]
+	# And back: what is written into the reftable then shows as well.
+	g55 -C "$REPO" refs migrate --ref-format=reftable
+	refs_settle "$REPO" "$MNT"
+	g55 -C "$REPO" branch -q again main~1
+	g55 -C "$REPO" update-ref refs/heads/side main~2
+	refs_settle "$REPO" "$MNT"
+	[ -L "$MNT/refs/heads/again" ]
+	[ ! -s "$MNT.log" ] || ! cat "$MNT.log" >&2
+}
+
 # add_commits_g55 REPO: three commits, a branch, an annotated tag.
 add_commits_g55() {
 	local i
