@@ -157,12 +157,7 @@ check_fixture() {
 }
 
 @test "live: refs written after git refs migrate to files, and back, follow within a second" {
-	need_git255
-	REPO=$BATS_TEST_TMPDIR/migrating
-	g55 init -q -b main --ref-format=reftable "$REPO"
-	add_commits_g55 "$REPO"
-	mount_odbfs "$REPO" "$MNT"
-	same_refs "$REPO" "$MNT"
+	live_reftable migrating
 	g55 -C "$REPO" refs migrate --ref-format=files
 	refs_settle "$REPO" "$MNT"
 	# Written into the new refs/: a branch, one in a new directory,
@@ -199,13 +194,19 @@ add_commits_g55() {
 	g55 -C "$1" tag -a -m t t1 HEAD~2
 }
 
-@test "live: refs created, moved, deleted with git 2.55 show within a second" {
+# live_reftable NAME: a new reftable repository $BATS_TEST_TMPDIR/NAME
+# (REPO) of add_commits_g55, mounted on MNT and shown as git says.
+live_reftable() {
 	need_git255
-	REPO=$BATS_TEST_TMPDIR/live
+	REPO=$BATS_TEST_TMPDIR/$1
 	g55 init -q -b main --ref-format=reftable "$REPO"
 	add_commits_g55 "$REPO"
 	mount_odbfs "$REPO" "$MNT"
 	same_refs "$REPO" "$MNT"
+}
+
+@test "live: refs created, moved, deleted with git 2.55 show within a second" {
+	live_reftable live
 	g55 -C "$REPO" branch -q new
 	refs_settle "$REPO" "$MNT"
 	[ -L "$MNT/refs/heads/new" ]
