@@ -1,8 +1,9 @@
 /*
  * repo: repository discovery. Called once when the daemon or a tool opens a
  * repository, and again by the watcher when alternates change. Reads a few
- * small files (.git, commondir, config, alternates); nothing here is on a
- * lookup path. The paths .git and commondir files hold are resolved one
+ * small files (.git, commondir, config and the files it includes), and
+ * the alternates files, streamed whatever their size; nothing here is on
+ * a lookup path. The paths .git and commondir files hold are resolved one
  * entry at a time (repo_walk()), so that the daemon's side that decides
  * whose rights a repository is read with (fs/owner.c) sees every link and
  * directory on the way, through repo_locate(), before anything is read.
