@@ -5,7 +5,11 @@
  * A fixed table of MISS_SLOTS slots, each a handful of atomic words: the
  * lookup path stores an id with relaxed atomic writes (no lock, no
  * syscall, no spin); the watcher thread reads the table after each new
- * snapshot. Two misses racing for one slot may leave it torn or lose one;
+ * snapshot. A miss noted after the sweep of the snapshot that brought
+ * its object would be left to time out: the lookup checks after noting
+ * that no snapshot was published meanwhile (odb_moved(), in ops.c), and
+ * otherwise looks again. Two misses racing for one slot may leave it torn
+ * or lose one;
  * then at worst an entry stays cached until -o negative_timeout expires,
  * which is the bound the table never needs to beat.
  */

@@ -13,6 +13,8 @@
  *           odb_has()        memory only (see store/odb.c)
  *           miss_note()      a few relaxed atomic stores, so the entry can
  *                            be invalidated when the object arrives
+ *     odb_moved()            a fence and a load: tried again if a snapshot
+ *                            was published meanwhile
  *     reply_negative()       a negative entry the kernel may cache
  *
  * No handler makes a system call for a miss. An object file is rebuilt
@@ -182,12 +184,20 @@ shows_refs(const struct node *dir)
 	return dir->kind == NODE_ROOT || dir->kind == NODE_REFDIR;
 }
 
+/*
+ * Tries of a lookup that misses while snapshots are published: each
+ * publication, a few milliseconds of work, is far longer than a lookup,
+ * so a second try all but always sees a still snapshot.
+ */
+#define LOOKUP_RETRIES 3
+
 static void
 lookup_reply(fuse_req_t req, struct node *dir, const char *name)
 {
 	struct fuse_entry_param e;
 	struct node *n;
-	int ret;
+	uint64_t gen;
+	int ret, tries = 0;
 	struct odbfs *fs = fs_get(req, dir, true, &ret);
 
 	if (!fs) {
@@ -195,8 +205,17 @@ lookup_reply(fuse_req_t req, struct node *dir, const char *name)
 		return;
 	}
 	stats_add(STAT_LOOKUPS, 1);
-	if ((ret = view_lookup(fs, dir, name, &n)) == -ENOENT ||
-	    ret == -ENOTUNIQ) {
+	gen = fs->odb ? odb_generation(fs->odb) : 0;
+	/*
+	 * A miss in a snapshot replaced while it was looked up is tried in
+	 * the new one: the watcher's sweep after that publication may have
+	 * run before the miss was noted, and then nothing would drop the
+	 * negative entry before it times out (miss.h).
+	 */
+	while ((ret = view_lookup(fs, dir, name, &n)) == -ENOENT && fs->odb &&
+	    tries++ < LOOKUP_RETRIES && odb_moved(fs->odb, gen))
+		gen = odb_generation(fs->odb);
+	if (ret == -ENOENT || ret == -ENOTUNIQ) {
 		reply_negative(req, fs, dir);
 	} else if (ret < 0) {
 		fuse_reply_err(req, to_errno(ret));

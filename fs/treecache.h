@@ -35,6 +35,7 @@ struct ptree {
 	size_t *by_name;		/* entries sorted by name, malloc'd */
 	size_t subdirs;			/* entries that are directories */
 	size_t dups, dup_off;		/* names given twice, not shown */
+	size_t longs, long_off;		/* names too long to open */
 	/* The table's: */
 	const void *owner;
 	unsigned char id[OID_RAWSZ_MAX];

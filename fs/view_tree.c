@@ -6,6 +6,7 @@
  * a gitlink, an empty directory.
  */
 #include <assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,12 @@
 #include "odbstore/log.h"
 #include "treecache.h"
 #include "view_int.h"
+
+/*
+ * The longest name a FUSE listing carries (the kernel's FUSE_NAME_MAX):
+ * a longer one makes the kernel fail the read it comes in.
+ */
+#define TREE_LIST_NAME_MAX 1024
 
 static int
 cmp_by_name(const void *a, const void *b, void *arg)
@@ -117,9 +124,16 @@ tree_get(struct odbfs *fs, const unsigned char *id, const char *path,
 		return ret;
 	}
 	t->dups = sort_by_name(&t->tree, t->by_name, t->buf, &t->dup_off);
-	for (size_t i = 0; i < t->tree.n; i++)
-		t->subdirs += t->tree.entries[i].mode == TREE_MODE_DIR ||
-		    t->tree.entries[i].mode == TREE_MODE_GITLINK;
+	for (size_t i = 0; i < t->tree.n; i++) {
+		const struct tree_entry *e = &t->tree.entries[i];
+
+		t->subdirs += e->mode == TREE_MODE_DIR ||
+		    e->mode == TREE_MODE_GITLINK;
+		if (e->namelen > TREE_NAME_MAX &&
+		    e->namelen <= TREE_LIST_NAME_MAX && !t->longs++)
+			t->long_off = (size_t)((const unsigned char *)e->name -
+			    t->buf);
+	}
 	*out = treecache_add(fs->odb, id, fs->rawsz, t);
 	return 0;
 }
@@ -169,6 +183,11 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 	if (tr->truncated)
 		log_corrupt("tree %s: entry at offset %zu is cut short", hex,
 		    tr->bad_off);
+	if (t->longs)
+		log_msg(LOGL_WARN, "tree %s: %zu %s over %d bytes listed, "
+		    "too long to open (the first at offset %zu)", hex, t->longs,
+		    t->longs > 1 ? "names" : "name", TREE_NAME_MAX,
+		    t->long_off);
 	treecache_put(t);
 	return intern(n, out);
 }
@@ -409,6 +428,9 @@ tree_child(struct odbfs *fs, struct node *dir, const char *name,
 	struct ptree *t;
 	int ret;
 
+	/* Listed, and too long to look up: see tree_list(). */
+	if (strlen(name) > TREE_NAME_MAX)
+		return -ENAMETOOLONG;
 	if ((ret = tree_get(fs, node_id(dir), dir->path, &t)) < 0)
 		return ret;
 	if (!(e = tree_find(t, name))) {
@@ -436,6 +458,23 @@ tree_child(struct odbfs *fs, struct node *dir, const char *name,
 	return ret;
 }
 
+/* Leave an entry out of l, which then ends in EIO; why is the first's. */
+static void
+unlisted(struct dirlist *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l->corrupt) {
+		l->more++;
+		return;
+	}
+	l->corrupt = true;
+	va_start(ap, fmt);
+	if (vasprintf(&l->why, fmt, ap) < 0)
+		l->why = NULL;
+	va_end(ap);
+}
+
 /*
  * Trees of more entries than this are listed without attributes, as
  * commits/ is: a readdirplus of a million entries would make a million
@@ -444,7 +483,14 @@ tree_child(struct odbfs *fs, struct node *dir, const char *name,
  */
 #define TREE_PLAIN_MIN 65536
 
-/* Entry i of a listing of a tree whose modes are all git's. */
+/* Can entry e be listed: a mode git writes, a name FUSE carries? */
+static bool
+listable(const struct tree_entry *e)
+{
+	return tree_entry_type(e->mode) && e->namelen <= TREE_LIST_NAME_MAX;
+}
+
+/* Entry i of a listing of a tree whose every entry is listable(). */
 static const char *
 tree_list_entry(const struct dirlist *l, size_t i, mode_t *type,
     uint64_t *ino)
@@ -458,14 +504,19 @@ tree_list_entry(const struct dirlist *l, size_t i, mode_t *type,
 
 /*
  * A tree's entries in the tree's order, their names in its parse, which
- * the listing holds: spelled from it, or, when some entry's mode is not
- * git's, from a copy of the others. Such an entry is not shown, and the
- * listing ends in EIO, so that a walk (tar, a backup) cannot miss it
- * silently.
+ * the listing holds: spelled from it, or, when some entry cannot be
+ * listed, from a copy of the others. A name over TREE_NAME_MAX is
+ * listed, and its lookup fails with ENAMETOOLONG: tar, rsync, restic and
+ * borg then report that one file and copy the rest. An entry that cannot
+ * be listed (a mode git never writes, a name longer than FUSE carries) is
+ * left out, and the listing ends in EIO, so that a walk cannot miss it
+ * silently either. (Names no path can hold, "", ".", ".." or one with a
+ * '/', tree_parse() dropped, as git checkout refuses them.)
  */
 static int
 tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
+	char hex[OID_HEXSZ_MAX + 1];
 	struct ptree *t;
 	size_t bad = 0;
 	int ret;
@@ -476,26 +527,26 @@ tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 	l->plain = t->tree.n > TREE_PLAIN_MIN;
 	l->corrupt = t->tree.truncated;
 	for (size_t i = 0; i < t->tree.n; i++)
-		bad += !tree_entry_type(t->tree.entries[i].mode);
+		bad += !listable(&t->tree.entries[i]);
 	if (!bad) {
 		l->n = t->tree.n;
 		l->entry = tree_list_entry;
 		return 0;
 	}
+	oid_to_hex(hex, node_id(dir), fs->rawsz);
 	for (size_t i = 0; i < t->tree.n && ret == 0; i++) {
 		const struct tree_entry *e = &t->tree.entries[i];
 		mode_t type = tree_entry_type(e->mode);
 
 		if (!type) {
-			char hex[OID_HEXSZ_MAX + 1];
-
-			oid_to_hex(hex, node_id(dir), fs->rawsz);
-			if (l->corrupt)
-				l->more++;
-			else if (asprintf(&l->why, BAD_MODE_FMT,
-			    BAD_MODE_ARGS(hex, t, e)) < 0)
-				l->why = NULL;
-			l->corrupt = true;
+			unlisted(l, BAD_MODE_FMT, BAD_MODE_ARGS(hex, t, e));
+			continue;
+		}
+		if (e->namelen > TREE_LIST_NAME_MAX) {
+			unlisted(l, "tree %s: entry at offset %zu has a name of "
+			    "%zu bytes, more than a listing carries", hex,
+			    (size_t)((const unsigned char *)e->name - t->buf),
+			    e->namelen);
 			continue;
 		}
 		ret = add_rec(l, e->name, false, type, tree_entry_ino(dir, i,

@@ -436,7 +436,16 @@ odb_has_prefix(struct odb *odb, unsigned b)
 uint64_t
 odb_generation(struct odb *odb)
 {
-	return atomic_load_explicit(&odb->snapshots, memory_order_relaxed);
+	/* Acquire: a snapshot read after it is at least this one. */
+	return atomic_load_explicit(&odb->snapshots, memory_order_acquire);
+}
+
+bool
+odb_moved(struct odb *odb, uint64_t gen)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit(&odb->snapshots,
+	    memory_order_relaxed) != gen;
 }
 
 void
@@ -491,9 +500,13 @@ update_locked(struct odb *odb, struct snapshot_change *change,
 	}
 	fresh->cache = odb->cache;
 	fresh->scan = scan;
-	atomic_fetch_add_explicit(&odb->snapshots, 1, memory_order_relaxed);
 	PUBLISHED(&odb->snap);
 	old = rcu_xchg_pointer(&odb->snap, fresh);
+	/*
+	 * Counted once it is there (see odb_moved()): a generation read
+	 * before a lookup is never that of a snapshot it did not see.
+	 */
+	atomic_fetch_add_explicit(&odb->snapshots, 1, memory_order_seq_cst);
 	urcu_memb_synchronize_rcu();
 	GRACE_DONE();
 	snapshot_free(old);

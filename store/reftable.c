@@ -45,9 +45,6 @@
  */
 #define REFTABLE_LOAD_PASSES 4
 
-/* tables.list larger is refused: git keeps the stack short. */
-#define REFTABLE_MAX_LIST (1 << 20)
-
 struct parser {
 	const unsigned char *buf;
 	size_t len;
@@ -607,34 +604,34 @@ table_map(const char *path, struct map *m)
 static int
 stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 {
-	char list[4096], path[4096], *text, *line, *save = NULL;
+	char list[4096], line[NAME_MAX + 1], path[sizeof(list) + sizeof(line)];
 	uint64_t prev_max = 0;
-	size_t list_len;
+	size_t len;
+	FILE *f;
 	int ret;
 
 	snprintf(list, sizeof(list), "%s/tables.list", dir);
-	if ((ret = repo_read_whole(list, REFTABLE_MAX_LIST, &text,
-	    &list_len)) < 0) {
+	if ((ret = repo_stream(list, &f)) < 0) {
 		if (ret == -ENOTREG)
 			log_once(LOGL_WARN, "%s: not a regular file: ignored",
 			    list);
-		else if (ret == -EFBIG)
-			log_once(LOGL_WARN, "%s: more than %d bytes: ignored",
-			    list, REFTABLE_MAX_LIST);
 		else if (ret != -ENOENT && ret != -ENOMEM)
 			log_once(LOGL_WARN, "%s: %s: ignored", list,
 			    strerror(-ret));
 		return ret == -ENOMEM ? ret : 0;
 	}
-	for (line = strtok_r(text, "\n", &save); line;
-	    line = strtok_r(NULL, "\n", &save)) {
+	/* Read as it comes, however long; empty lines skipped, as git. */
+	while ((ret = repo_getline(f, line, sizeof(line), &len)) > 0) {
 		struct reftable_table t, *grown;
 		struct map m = { .slot = -1 };
 		uint64_t lost;
 
-		if (!*line || strchr(line, '/') || line[0] == '.') {
-			log_once(LOGL_WARN, "%s: table name '%s' refused",
-			    list, line);
+		if (!len)
+			continue;
+		if (len >= sizeof(line) || strchr(line, '/') ||
+		    line[0] == '.') {
+			log_once(LOGL_WARN, "%s: table name '%s%s' refused",
+			    list, line, len >= sizeof(line) ? "..." : "");
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/%s", dir, line);
@@ -688,7 +685,10 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 		s->t[s->n++] = t;
 		prev_max = t.max_update_index;
 	}
-	free(text);
+	if (ret == -EIO)
+		log_once(LOGL_ERROR, "%s: read error at offset %lld", list,
+		    (long long)ftello(f));
+	fclose(f);
 	return ret;
 }
 

@@ -1,8 +1,9 @@
 /*
  * repo: repository discovery. Called once when the daemon or a tool opens a
  * repository, and again by the watcher when alternates change. Reads a few
- * small files (.git, commondir, config, alternates); nothing here is on a
- * lookup path. The paths .git and commondir files hold are resolved one
+ * small files (.git, commondir, config and the files it includes), and
+ * the alternates files, streamed whatever their size; nothing here is on
+ * a lookup path. The paths .git and commondir files hold are resolved one
  * entry at a time (repo_walk()), so that the daemon's side that decides
  * whose rights a repository is read with (fs/owner.c) sees every link and
  * directory on the way, through repo_locate(), before anything is read.
@@ -38,6 +39,65 @@ repo_read_whole(const char *path, size_t max, char **out, size_t *len)
 	return repo_read_at(AT_FDCWD, path, 0, max, out, len);
 }
 
+/*
+ * An fd open on the regular file at path (relative to dir), its status in
+ * *st: -ENOTREG for anything else, found without blocking.
+ */
+static int
+open_regular(int dir, const char *path, int flags, struct stat *st)
+{
+	int fd, ret;
+
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	fd = openat(dir, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+	    flags);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return -ENOTREG;
+	}
+	return fd;
+}
+
+int
+repo_stream(const char *path, FILE **out)
+{
+	struct stat st;
+	int fd;
+
+	*out = NULL;
+	if ((fd = open_regular(AT_FDCWD, path, 0, &st)) < 0)
+		return fd;
+	if (!(*out = fdopen(fd, "r"))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+repo_getline(FILE *f, char *buf, size_t size, size_t *n)
+{
+	int c;
+
+	*n = 0;
+	while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+		if (*n + 1 < size)
+			buf[*n] = (char)c;
+		++*n;
+	}
+	buf[*n < size ? *n : size - 1] = '\0';
+	if (ferror(f))
+		return -EIO;
+	return c != EOF || *n ? 1 : 0;
+}
+
 int
 repo_read_at(int dir, const char *path, int flags, size_t max, char **out,
     size_t *len)
@@ -49,20 +109,8 @@ repo_read_at(int dir, const char *path, int flags, size_t max, char **out,
 	int fd, ret = 0;
 
 	*out = NULL;
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	fd = openat(dir, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
-	    flags);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return -ENOTREG;
-	}
+	if ((fd = open_regular(dir, path, flags, &st)) < 0)
+		return fd;
 	/*
 	 * Whole or not at all: one already past max is refused unread (a
 	 * sparse file claims gigabytes for nothing on disk).
@@ -531,7 +579,9 @@ parse_config(char *text, size_t len, config_fn *fn, void *ctx,
 			snprintf(key, sizeof(key), "%s.%.*s", section, n, name);
 		else
 			snprintf(key, sizeof(key), "%.*s", n, name);
-		ret = fn(ctx, key, value);
+		/* A variable refused is bad on its own line, as in git. */
+		if ((ret = fn(ctx, key, value)) < 0)
+			*line = s.line - !s.eof;
 	}
 	return ret;
 bad:
@@ -673,6 +723,104 @@ format_var(void *ctx, const char *key, const char *value)
 }
 
 /*
+ * include.path nested deeper is refused, as git's MAX_INCLUDE_DEPTH: the
+ * repository's config is at depth 0, the file it includes at 1.
+ */
+#define CONFIG_MAX_INCLUDE_DEPTH 10
+
+/* A config file whose includes are followed. */
+struct config_file {
+	const char *path;	/* as git names it: joined, not resolved */
+	unsigned depth;
+	const char *why;	/* what was wrong, if reading it failed */
+};
+
+static int
+config_follow(struct config_file *c);
+
+/*
+ * One include.path of file from, as git's handle_path_include(): "~/" is
+ * $HOME, a relative path is the including file's sibling, a file that is
+ * not there is no error.
+ */
+static int
+config_include(struct config_file *from, const char *value)
+{
+	struct config_file inc = { .depth = from->depth + 1 };
+	const char *slash = strrchr(from->path, '/'), *home = getenv("HOME");
+	char *path;
+	int n, ret;
+
+	if (!value) {
+		from->why = because("missing value for 'include.path'");
+		return -EINVAL;
+	}
+	if (!strncmp(value, "~/", 2) && home)
+		n = asprintf(&path, "%s/%s", home, value + 2);
+	else if (value[0] == '/' || !slash)
+		n = asprintf(&path, "%s", value);
+	else
+		n = asprintf(&path, "%.*s%s", (int)(slash - from->path + 1),
+		    from->path, value);
+	if (n < 0)
+		return -ENOMEM;
+	inc.path = path;
+	if (access(path, R_OK) < 0 && errno != ENOENT && errno != ENOTDIR) {
+		from->why = because("unable to access '%s': %s", path,
+		    strerror(errno));
+		ret = -EACCES;
+	} else if (access(path, F_OK) < 0) {
+		ret = 0;
+	} else if (inc.depth > CONFIG_MAX_INCLUDE_DEPTH) {
+		from->why = because("exceeded maximum include depth (%d) while "
+		    "including %s from %s: this might be due to circular "
+		    "includes", CONFIG_MAX_INCLUDE_DEPTH, path, from->path);
+		ret = -ELOOP;
+	} else if ((ret = config_follow(&inc)) < 0) {
+		from->why = inc.why;
+	}
+	free(path);
+	return ret;
+}
+
+static int
+include_var(void *ctx, const char *key, const char *value)
+{
+	return strcmp(key, "include.path") ? 0 : config_include(ctx, value);
+}
+
+/*
+ * Read c's file and the files it includes, for what git refuses in them:
+ * a bad line, an include it cannot read, includes nested too deep (a
+ * loop). Nothing in them bears on the repository's format: git reads
+ * that from the repository's config alone. -ENOENT if c is not there.
+ */
+static int
+config_follow(struct config_file *c)
+{
+	char *text = NULL;
+	unsigned line = 0;
+	size_t len;
+	int ret;
+
+	if ((ret = repo_read_whole(c->path, CONFIG_MAX, &text, &len)) < 0) {
+		if (ret == -EFBIG)
+			c->why = because("%s: larger than %d MiB", c->path,
+			    CONFIG_MAX >> 20);
+		else
+			c->why = because("unable to access '%s': %s", c->path,
+			    strerror(ret == -ENOTREG ? EISDIR : -ret));
+		return ret;
+	}
+	ret = parse_config(text, len, include_var, c, &line);
+	free(text);
+	if (ret < 0 && !c->why)
+		c->why = because("bad config line %u in file %s", line,
+		    c->path);
+	return ret;
+}
+
+/*
  * The object format, from config: refuse what git refuses (a format
  * version above 1, an extension it does not know in version 1, one of
  * version 1 in version 0).
@@ -681,6 +829,7 @@ static int
 read_format(struct repo *repo, const char **why)
 {
 	struct format f = { .version = -1 };
+	struct config_file top = { NULL, 0, NULL };
 	const char *bad = NULL;
 	char *path, *text = NULL;
 	unsigned line = 0;
@@ -707,13 +856,8 @@ read_format(struct repo *repo, const char **why)
 	if (ret < 0) {
 		*why = f.why ? f.why : because("bad config line %u in file %s",
 		    line, path);
-		free(path);
-		return ret;
+		goto out;
 	}
-	free(path);
-	/* No version (or -1): git ignores the extensions, and so do we. */
-	if (f.version == -1)
-		return 0;
 	if (f.version > 1)
 		bad = because("Expected git repo version <= 1, found %lld",
 		    f.version);
@@ -725,14 +869,26 @@ read_format(struct repo *repo, const char **why)
 		    "found: %s", f.nv1_only > 1 ? "s" : "", f.v1_only);
 	if (bad) {
 		*why = bad;
-		return -EINVAL;
+		ret = -EINVAL;
+		goto out;
 	}
-	repo->reftable = f.reftable;
-	if (f.sha256) {
-		repo->format = "sha256";
-		repo->rawsz = OID_RAWSZ_SHA256;
+	/* Then, as git goes on to read all its config, the includes. */
+	top.path = path;
+	if ((ret = config_follow(&top)) < 0) {
+		*why = top.why;
+		goto out;
 	}
-	return 0;
+	/* No version (or -1): git ignores the extensions, and so do we. */
+	if (f.version != -1) {
+		repo->reftable = f.reftable;
+		if (f.sha256) {
+			repo->format = "sha256";
+			repo->rawsz = OID_RAWSZ_SHA256;
+		}
+	}
+out:
+	free(path);
+	return ret;
 }
 
 bool
@@ -751,84 +907,147 @@ static int
 add_objdir(struct repo *repo, const char *dir, unsigned depth);
 
 /*
- * A C-style quoted path at q (its opening '"'), as git's unquote_c_style()
- * reads it: \a \b \f \n \r \t \v \\ \" and three octal digits. The
- * path (malloc'd) in *out and where it stopped, after the closing quote,
- * in *end; -EINVAL when it is not well quoted (git then takes the line as
- * it is), or holds a NUL, which no path can.
+ * An alternates file as git reads it: a C string, so that a NUL ends it
+ * as the end of the file does. Read a character at a time through stdio,
+ * the file is never held whole, and no line is cut where a read ends.
  */
+struct altfile {
+	FILE *f;
+	bool end;		/* at EOF, a NUL or an error */
+};
+
 static int
-unquote_c(const char *q, char **out, const char **end)
+alt_getc(struct altfile *a)
 {
-	size_t n = 0;
-	char *buf;
-	int ch;
+	int c;
 
-	*out = NULL;
-	if (*q != '"')
-		return -EINVAL;
-	/* The unquoted path is shorter than what quotes it. */
-	if (!(buf = malloc(strlen(q))))
-		return -ENOMEM;
-	q++;
-	for (;;) {
-		size_t len = strcspn(q, "\"\\");
-
-		memcpy(buf + n, q, len);
-		n += len;
-		q += len;
-		if (*q == '"') {
-			buf[n] = '\0';
-			*out = buf;
-			*end = q + 1;
-			return 0;
-		}
-		if (*q++ != '\\')
-			break;
-		switch ((ch = *q++)) {
-		case 'a': ch = '\a'; break;
-		case 'b': ch = '\b'; break;
-		case 'f': ch = '\f'; break;
-		case 'n': ch = '\n'; break;
-		case 'r': ch = '\r'; break;
-		case 't': ch = '\t'; break;
-		case 'v': ch = '\v'; break;
-		case '\\':
-		case '"':
-			break;
-		case '0': case '1': case '2': case '3':
-			if (q[0] < '0' || q[0] > '7' || q[1] < '0' || q[1] > '7')
-				goto bad;
-			ch = (ch - '0') << 6 | (q[0] - '0') << 3 | (q[1] - '0');
-			q += 2;
-			if (ch)
-				break;
-			/* fall through: a NUL ends no path well */
-		default:
-			goto bad;
-		}
-		buf[n++] = (char)ch;
+	if (a->end)
+		return EOF;
+	if ((c = getc_unlocked(a->f)) == EOF || c == '\0') {
+		a->end = true;
+		return EOF;
 	}
-bad:
-	free(buf);
-	return -EINVAL;
+	return c;
 }
 
 /*
- * Follow dir/info/alternates: one path a line, '#' comments, a line that
- * starts with '"' unquoted as git does (parse_alt_odb_entry()).
+ * A C-style quoted path, after its opening '"', as git's unquote_c_style()
+ * reads it: \a \b \f \n \r \t \v \\ \" and three octal digits; a raw
+ * newline is part of the path. Its first size - 1 bytes into buf, *n its
+ * whole length. -EINVAL when it is not well quoted (git then takes the
+ * line as it is), or holds a NUL, which no path can.
+ */
+static int
+alt_unquote(struct altfile *a, char *buf, size_t size, size_t *n)
+{
+	int ch, d1, d2;
+
+	for (*n = 0;; ++*n) {
+		if ((ch = alt_getc(a)) == EOF)
+			return -EINVAL;
+		if (ch == '"')
+			break;
+		if (ch == '\\')
+			switch ((ch = alt_getc(a))) {
+			case 'a': ch = '\a'; break;
+			case 'b': ch = '\b'; break;
+			case 'f': ch = '\f'; break;
+			case 'n': ch = '\n'; break;
+			case 'r': ch = '\r'; break;
+			case 't': ch = '\t'; break;
+			case 'v': ch = '\v'; break;
+			case '\\':
+			case '"':
+				break;
+			case '0': case '1': case '2': case '3':
+				d1 = alt_getc(a);
+				if (d1 < '0' || d1 > '7')
+					return -EINVAL;
+				d2 = alt_getc(a);
+				if (d2 < '0' || d2 > '7')
+					return -EINVAL;
+				ch = (ch - '0') << 6 | (d1 - '0') << 3 |
+				    (d2 - '0');
+				if (!ch)	/* a NUL ends no path well */
+					return -EINVAL;
+				break;
+			default:
+				return -EINVAL;
+			}
+		if (*n + 1 < size)
+			buf[*n] = (char)ch;
+	}
+	buf[*n < size ? *n : size - 1] = '\0';
+	return 0;
+}
+
+/*
+ * The next path of an alternates file into buf, as git's
+ * parse_alt_odb_entry() takes it: a line, or a '"' quoted path (which
+ * may span lines) and the one character after it; '#' lines skipped.
+ * 1 and its length in *n (which is size or more when it did not fit:
+ * no path is that long), 0 at the end, or -errno.
+ */
+static int
+alt_next(struct altfile *a, char *buf, size_t size, size_t *n)
+{
+	off_t start;
+	int c;
+
+	for (;;) {
+		*n = 0;
+		if ((c = alt_getc(a)) == EOF)
+			return ferror(a->f) ? -EIO : 0;
+		if (c == '#') {
+			while ((c = alt_getc(a)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		if (c == '"') {
+			if ((start = ftello(a->f)) < 0)
+				return -errno;
+			if (alt_unquote(a, buf, size, n) == 0) {
+				alt_getc(a);
+				return 1;
+			}
+			/* Not well quoted: the line as it is, quote and all. */
+			if (fseeko(a->f, start, SEEK_SET) < 0)
+				return -errno;
+			a->end = false;
+			*n = 0;
+		}
+		for (; c != EOF && c != '\n'; c = alt_getc(a), ++*n)
+			if (*n + 1 < size)
+				buf[*n] = (char)c;
+		buf[*n < size ? *n : size - 1] = '\0';
+		if (ferror(a->f))
+			return -EIO;
+		if (*n >= size)
+			return 1;
+		chomp(buf);
+		if ((*n = strlen(buf)))
+			return 1;
+	}
+}
+
+/*
+ * Follow dir/info/alternates: the file read as it comes, however long,
+ * each path followed as git's link_alt_odb_entries() follows it. The
+ * repository's own file is at depth 0; one at a depth past
+ * REPO_MAX_ALTERNATE_DEPTH is not read, and logged once, as git does.
  */
 static int
 add_alternates(struct repo *repo, const char *dir, unsigned depth)
 {
-	char *path, *text = NULL, *line;
-	const char *at, *end;
-	int ret = 0;
+	struct altfile a = { NULL, false };
+	char *path, *line = NULL, *alt;
+	size_t n;
+	int ret;
 
 	if (!(path = join(dir, "info/alternates")))
 		return -ENOMEM;
 	/* As git: alternates it cannot read are warned about, then skipped. */
-	if ((ret = repo_read_file(path, 1 << 20, &text)) < 0) {
+	if ((ret = repo_stream(path, &a.f)) < 0) {
 		if (ret != -ENOENT && ret != -ENOMEM)
 			log_once(LOGL_WARN, "%s: %s: ignored", path,
 			    ret == -ENOTREG ? "not a regular file" :
@@ -836,47 +1055,40 @@ add_alternates(struct repo *repo, const char *dir, unsigned depth)
 		free(path);
 		return ret == -ENOMEM ? ret : 0;
 	}
-	for (at = text; *at && ret == 0; at = *end ? end + 1 : end) {
-		char *alt;
-
-		line = NULL;
-		if (*at == '#') {
-			end = strchrnul(at, '\n');
+	if (depth > REPO_MAX_ALTERNATE_DEPTH) {
+		log_once(LOGL_WARN, "%s: ignoring alternate object stores, "
+		    "nesting too deep (more than %d)", dir,
+		    REPO_MAX_ALTERNATE_DEPTH);
+		goto out;
+	}
+	if (!(line = malloc(PATH_MAX))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while ((ret = alt_next(&a, line, PATH_MAX, &n)) > 0) {
+		if (n >= PATH_MAX) {
+			log_once(LOGL_WARN, "%s: a path of %zu bytes, before offset "
+			    "%lld: %s", path, n, (long long)ftello(a.f) -
+			    (long long)n, strerror(ENAMETOOLONG));
 			continue;
 		}
-		/* A quoted path may even hold a newline, as in git. */
-		if (*at != '"' || (ret = unquote_c(at, &line, &end)) < 0) {
-			if (ret == -ENOMEM)
-				break;
-			ret = 0;
-			end = strchrnul(at, '\n');
-			if (!(line = strndup(at, (size_t)(end - at)))) {
-				ret = -ENOMEM;
-				break;
-			}
-			chomp(line);
-		}
-		if (!*line) {
-			free(line);
-			continue;
-		}
-		if (depth >= REPO_MAX_ALTERNATE_DEPTH) {
-			log_once(LOGL_WARN, "%s: alternates nested deeper than "
-			    "%d: %s ignored", path, REPO_MAX_ALTERNATE_DEPTH,
-			    line);
-			free(line);
-			continue;
-		}
-		alt = join(dir, line);
-		free(line);
-		if (!alt) {
+		if (!(alt = join(dir, line))) {
 			ret = -ENOMEM;
 			break;
 		}
 		ret = add_objdir(repo, alt, depth + 1);
 		free(alt);
+		if (ret < 0)
+			break;
 	}
-	free(text);
+	if (ret < 0 && ret != -ENOMEM) {
+		log_once(LOGL_WARN, "%s: %s at offset %lld: the rest ignored",
+		    path, strerror(-ret), (long long)ftello(a.f));
+		ret = 0;
+	}
+out:
+	free(line);
+	fclose(a.f);
 	free(path);
 	return ret;
 }

@@ -5,7 +5,8 @@
  * file holding "gitdir: PATH" (submodules, linked worktrees), or a linked
  * worktree's git directory with a "commondir" file. The object directories
  * are the repository's own objects/ followed by its alternates, recursively
- * (objects/info/alternates), up to REPO_MAX_ALTERNATE_DEPTH as in git.
+ * (objects/info/alternates): the repository's own file is at depth 0, and
+ * one deeper than REPO_MAX_ALTERNATE_DEPTH is not read, as in git.
  */
 #ifndef ODBFS_REPO_H
 #define ODBFS_REPO_H
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "odbstore/repo.h"
 
@@ -65,6 +67,19 @@ int repo_read_file(const char *path, size_t max, char **out);
  * more than max bytes. *len is its length, NULs and all.
  */
 int repo_read_whole(const char *path, size_t max, char **out, size_t *len);
+
+/*
+ * A file read as it comes, for one that may be large and is parsed a line
+ * at a time: the same checks, *out to close with fclose().
+ */
+int repo_stream(const char *path, FILE **out);
+
+/*
+ * The next line of f, without its '\n', into buf: as much as fits, NUL
+ * terminated; *n is its whole length, size or more when it was cut.
+ * 1 for a line, 0 at the end of f, -EIO.
+ */
+int repo_getline(FILE *f, char *buf, size_t size, size_t *n);
 
 /*
  * Either of the above (len NULL: repo_read_file()) for path relative to

@@ -11,7 +11,7 @@
 bool
 tree_name_ok(const char *name, size_t len)
 {
-	if (len == 0 || len > TREE_NAME_MAX || (len == 1 && name[0] == '.') ||
+	if (len == 0 || (len == 1 && name[0] == '.') ||
 	    (len == 2 && name[0] == '.' && name[1] == '.'))
 		return false;
 	return memchr(name, '/', len) == NULL;

@@ -565,6 +565,18 @@ on_event(struct watch *w, const struct inotify_event *ev)
 		if (!strcmp(ev->name, "HEAD") || !strcmp(ev->name,
 		    "packed-refs") || !strcmp(ev->name, "config"))
 			w->refs = true;
+		/*
+		 * refs/ made or replaced (git refs migrate to files renames
+		 * a new one in): watch the new one and all below it.
+		 */
+		if (!strcmp(ev->name, "refs")) {
+			char path[4096];
+
+			snprintf(path, sizeof(path), "%s/refs",
+			    w->repo->commondir);
+			watch_refs(w, path, 0);
+			w->refs = true;
+		}
 		/* reftable/ made or replaced: watch the new one. */
 		if (!strcmp(ev->name, "reftable")) {
 			int ret = watch_reftable(w);

@@ -808,34 +808,81 @@ tree_entry() {
 	kill -0 "$ODBFS_PID"
 }
 
-@test "names over 255 bytes and a name given twice: left out, one log line each, the rest listed" {
+@test "names over 255 bytes: listed and too long to open, the rest copied, each tool reports it; a name given twice shown once" {
 	h=$BATS_TEST_TMPDIR/hostile
 	git init -q "$h"
 	blob=$(echo ok | git -C "$h" hash-object -w --stdin)
 	sub=$(printf '100644 blob %s\tinside\n' "$blob" | git -C "$h" mktree)
 	n255=$(printf 'A%.0s' $(seq 1 255)) n256=$(printf 'B%.0s' $(seq 1 256))
-	n5000=$(printf 'C%.0s' $(seq 1 5000))
+	n1024=$(printf 'C%.0s' $(seq 1 1024))
 	{
 		tree_entry 100644 "$n255" "$blob"
 		tree_entry 100644 "$n256" "$blob"
-		tree_entry 100644 "$n5000" "$blob"
+		tree_entry 100644 "$n1024" "$blob"
 		tree_entry 100644 dup "$blob"
 		tree_entry 40000 dup "$sub"
 		tree_entry 100644 zz "$blob"
 	} >"$BATS_TEST_TMPDIR/tree"
 	t=$(git -C "$h" hash-object -t tree --literally -w "$BATS_TEST_TMPDIR/tree")
 	mount_odbfs "$h" "$mnt"
-	d=$mnt/trees/$t/
-	# Every tool sees the same three names; the first "dup" is the one.
-	[ "$(python3 -c 'import os, sys; print(" ".join(sorted(os.listdir(sys.argv[1]))))' "$d")" = "$n255 dup zz" ]
-	[ "$(find "$d" -mindepth 1 -printf '%P\n' | LC_ALL=C sort | tr '\n' ' ')" = "$n255 dup zz " ]
+	d=$mnt/by-id/$t
+	# Every tool sees the same five names; the first "dup" is the one.
+	[ "$(python3 -c 'import os, sys; print(" ".join(sorted(os.listdir(sys.argv[1]))))' "$d")" = "$n255 $n256 $n1024 dup zz" ]
 	[ "$(cat "$d/dup")" = ok ]
 	[ "$(cat "$d/$n255")" = ok ]
-	tar -C "$d" -cf - . | tar -tf - >/dev/null
-	[ "$(grep -c "tree $t: 2 entries with names no directory can hold are not shown (the first at offset $((283 + 7)))" "$mnt.log")" -eq 1 ]
-	[ "$(grep -c "tree $t: 1 entry with a name used before is not shown (the first at offset $((283 + 284 + 5028 + 31 + 6)))" "$mnt.log")" -eq 1 ]
+	run stat "$d/$n256"
+	[ "$status" -ne 0 ] && [[ $output == *"File name too long"* ]]
+	run stat "$d/$n1024"
+	[ "$status" -ne 0 ] && [[ $output == *"File name too long"* ]]
+	# find lists all five (the listing's types spare it a stat).
+	[ "$(find "$d" -mindepth 1 -type f -printf '%P\n' | LC_ALL=C sort | tr '\n' ' ')" = "$n255 $n256 $n1024 dup zz " ]
+	# Each copy or backup has the rest, names the two, and fails.
+	run tar -C "$d" -cf "$BATS_TEST_TMPDIR/x.tar" .
+	[ "$status" -eq 2 ] && [[ $output == *"$n256: Cannot stat: File name too long"* ]]
+	[ "$(tar -tf "$BATS_TEST_TMPDIR/x.tar" | LC_ALL=C sort | tr '\n' ' ')" = "./ ./$n255 ./dup ./zz " ]
+	run rsync -a "$d/" "$BATS_TEST_TMPDIR/copy/"
+	[ "$status" -eq 23 ] && [[ $output == *"$n1024\") failed: File name too long"* ]]
+	[ "$(ls "$BATS_TEST_TMPDIR/copy" | tr '\n' ' ')" = "$n255 dup zz " ]
+	if command -v restic >/dev/null; then
+		export RESTIC_PASSWORD=x RESTIC_CACHE_DIR=$BATS_TEST_TMPDIR/rcache
+		restic init -q -r "$BATS_TEST_TMPDIR/restic" >/dev/null
+		run restic -q -r "$BATS_TEST_TMPDIR/restic" backup "$d"
+		[ "$status" -eq 3 ] && [[ $output == *"lstat $d/$n256: file name too long"* ]]
+	fi
+	if command -v borg >/dev/null; then
+		BORG_PASSPHRASE= borg init -e none "$BATS_TEST_TMPDIR/borg" >/dev/null 2>&1
+		run borg create "$BATS_TEST_TMPDIR/borg::a" "$d"
+		[ "$status" -eq 1 ] && [[ $output == *"$n256: stat: [Errno 36] File name too long"* ]]
+		[ "$(borg list "$BATS_TEST_TMPDIR/borg::a" | grep -c "$t/")" -eq 3 ]
+	fi
+	[ "$(grep -c "tree $t: 2 names over 255 bytes listed, too long to open (the first at offset $((283 + 7)))" "$mnt.log")" -eq 1 ]
+	[ "$(grep -c "tree $t: 1 entry with a name used before is not shown (the first at offset $((283 + 284 + 1052 + 31 + 6)))" "$mnt.log")" -eq 1 ]
 	# Offsets are where the names start: entries are "MODE NAME\0ID".
 	[ "$(wc -l <"$mnt.log")" -eq 2 ]
+}
+
+@test "a name longer than a FUSE listing carries (1024 bytes): the rest listed, then EIO, one log line" {
+	h=$BATS_TEST_TMPDIR/hostile
+	git init -q "$h"
+	blob=$(echo ok | git -C "$h" hash-object -w --stdin)
+	n1025=$(printf 'D%.0s' $(seq 1 1025))
+	{
+		tree_entry 100644 a "$blob"
+		tree_entry 100644 "$n1025" "$blob"
+		tree_entry 100644 zz "$blob"
+	} >"$BATS_TEST_TMPDIR/tree"
+	t=$(git -C "$h" hash-object -t tree --literally -w "$BATS_TEST_TMPDIR/tree")
+	mount_odbfs "$h" "$mnt"
+	d=$mnt/by-id/$t
+	run ls "$d"
+	[ "$status" -ne 0 ] && [[ $output == *"Input/output error"* ]]
+	[[ $output == *$'\na\nzz' ]]
+	run rsync -a "$d/" "$BATS_TEST_TMPDIR/copy/"
+	[ "$status" -eq 23 ]
+	[ "$(ls "$BATS_TEST_TMPDIR/copy" | tr '\n' ' ')" = "a zz " ]
+	# Said at each listing's end, as for an entry of a mode git never writes.
+	grep -q "tree $t: entry at offset 36 has a name of 1025 bytes, more than a listing carries" "$mnt.log"
+	[ "$(grep -vc "more than a listing carries" "$mnt.log")" -eq 0 ]
 }
 
 @test "a tree entry of the wrong type is EIO for that entry only" {

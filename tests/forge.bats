@@ -806,6 +806,19 @@ gutted() {
 	broken_repo_served "$root" g0/r1.git absent
 }
 
+@test "a repository git refuses (a config that includes itself) costs only itself: one log line, git's reason" {
+	local root=$BATS_TEST_TMPDIR/forge g
+	small_forge "$root"
+	g=$root/g0/r1.git
+	git --git-dir="$g" config include.path config
+	run git -C "$g" rev-parse HEAD
+	[ "$status" -ne 0 ]
+	[[ $output == *"exceeded maximum include depth (10)"* ]]
+	mount_root "$root" "$MNT" -o negative_timeout=0
+	broken_repo_served "$root" g0/r1.git absent
+	logged_once "exceeded maximum include depth (10) while including $g/config from $g/config"
+}
+
 @test "a repository git refuses is tried again once its config changes: then listed and read as git says" {
 	local root=$BATS_TEST_TMPDIR/forge g
 	small_forge "$root"

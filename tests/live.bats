@@ -53,6 +53,30 @@ wait_visible() {
 	done
 }
 
+@test "a miss noted after the watcher swept for the object it missed is looked up again, not cached" {
+	local id pid i
+	# Every fan-out directory there already, so that nothing but the
+	# sweep of misses drops the kernel's entry for the new id.
+	for i in $(seq 1 1500); do
+		echo "pad $i" >"$BATS_TEST_TMPDIR/pad$i"
+		echo "$BATS_TEST_TMPDIR/pad$i"
+	done | git -C "$repo" hash-object -w --stdin-paths >/dev/null
+	[ "$(ls "$repo/.git/objects" | grep -c '^..$')" -eq 256 ]
+	# Each miss waits 300 ms before it is noted (a test hook): the
+	# object is written, published and swept for meanwhile.
+	ODBFS_TEST_MISS_DELAY_MS=300 mount_odbfs "$repo" "$mnt" \
+		-o negative_timeout=60
+	id=$(echo "raced blob" | git -C "$repo" hash-object --stdin)
+	stat "$mnt/objects/$id" >/dev/null 2>&1 &
+	pid=$!
+	sleep 0.1
+	echo "raced blob" | git -C "$repo" hash-object -w --stdin >/dev/null
+	wait "$pid" || :
+	# Not a negative entry the kernel keeps for a minute.
+	wait_visible "$mnt/objects/$id"
+	[ "$(cat "$mnt/objects/$id")" = "raced blob" ]
+}
+
 @test "commit, fast-import, repack, prune-packed and gc while mounted" {
 	mount_odbfs "$repo" "$mnt"
 	echo more >"$repo/f4"

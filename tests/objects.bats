@@ -333,6 +333,78 @@ check_offsets() {
 	[ ! -s "$MNT.log" ]
 }
 
+# alt_chain N: $REPO, whose alternates nest N deep (a1 ... aN, each a bare
+# repository naming the next), and in each a blob of its own; the blobs'
+# ids in ALT_IDS, [i] the one in ai.
+alt_chain() {
+	local i
+	ALT_IDS=()
+	git init -q --bare "$REPO"
+	for i in $(seq 1 "$1"); do
+		git init -q --bare "$BATS_TEST_TMPDIR/a$i"
+		ALT_IDS[i]=$(echo "blob $i deep" |
+			git --git-dir="$BATS_TEST_TMPDIR/a$i" hash-object -w --stdin)
+	done
+	echo "$BATS_TEST_TMPDIR/a1/objects" >"$REPO/objects/info/alternates"
+	for i in $(seq 1 $(($1 - 1))); do
+		echo "$BATS_TEST_TMPDIR/a$((i + 1))/objects" \
+			>"$BATS_TEST_TMPDIR/a$i/objects/info/alternates"
+	done
+}
+
+@test "alternates nested 6 deep are followed as git follows them; the 7th is not, with one log line" {
+	local i
+
+	alt_chain 7
+	# git (2.39 and 2.55) serves six and refuses the seventh.
+	for i in 1 2 3 4 5 6; do
+		git -C "$REPO" cat-file -e "${ALT_IDS[i]}"
+	done
+	run git -C "$REPO" cat-file -e "${ALT_IDS[7]}"
+	[ "$status" -ne 0 ]
+	[[ $output == *"a6/objects: ignoring alternate object stores, nesting too deep"* ]]
+	mount_odbfs "$REPO" "$MNT"
+	for i in 1 2 3 4 5 6; do
+		cmp <(echo "blob $i deep") "$MNT/objects/${ALT_IDS[i]}"
+	done
+	[ ! -e "$MNT/objects/${ALT_IDS[7]}" ]
+	logged_once "a6/objects: ignoring alternate object stores, nesting too deep"
+	[ "$(wc -l <"$MNT.log")" -eq 1 ]
+}
+
+# alt_padded BYTES: $REPO, whose alternates file holds BYTES of comment
+# lines (up to 80 bytes each), then the path of a repository holding
+# every object; its HEAD is that repository's.
+alt_padded() {
+	local first=$BATS_TEST_TMPDIR/first
+
+	cp -a "$BATS_FILE_TMPDIR/base" "$first"
+	git -C "$first" repack -adq
+	git init -q "$REPO"
+	git -C "$REPO" config gc.auto 0
+	awk -v n="$1" 'BEGIN {
+		for (; n > 80; n -= 80) printf "#%78s\n", "padding"
+		if (n) printf "#%*s\n", n - 2, ""
+	}' >"$REPO/.git/objects/info/alternates"
+	[ "$(stat -c %s "$REPO/.git/objects/info/alternates")" -eq "$1" ]
+	echo "$first/.git/objects" >>"$REPO/.git/objects/info/alternates"
+	git -C "$REPO" reset -q --hard "$(git -C "$first" rev-parse HEAD)"
+}
+
+@test "an alternates file of 2 MiB of comments is read whole, as git reads it" {
+	alt_padded $((2 * MiB))
+	git -C "$REPO" cat-file -e "$(git -C "$REPO" rev-parse HEAD~5)"
+	check_all "$REPO"
+	[ ! -s "$MNT.log" ]
+}
+
+@test "an alternates line across the 1 MiB mark and stdio's buffers is read whole" {
+	# The path starts 20 bytes before 1 MiB and ends after it.
+	alt_padded $((MiB - 20))
+	check_all "$REPO"
+	[ ! -s "$MNT.log" ]
+}
+
 @test "a sha256 repository, REF_DELTA pack and loose" {
 	make_history "$REPO" --object-format=sha256
 	git -C "$REPO" -c repack.useDeltaBaseOffset=false repack -adfq

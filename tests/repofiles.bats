@@ -264,6 +264,58 @@ both_refuse() {
 	refused_with "$cfg: larger than 16 MiB"
 }
 
+# include_chain N: $GITDIR/config includes i1, which includes i2, ... up
+# to iN, which sets a variable.
+include_chain() {
+	local i
+	git config -f "$GITDIR/config" include.path i1
+	for i in $(seq 1 $(($1 - 1))); do
+		printf '[include]\n\tpath = i%d\n' $((i + 1)) >"$GITDIR/i$i"
+	done
+	printf '[x]\n\ty = 1\n' >"$GITDIR/i$1"
+}
+
+@test "config: include loops and includes nested past 10 are refused, with git's reason" {
+	local base=$BATS_TEST_TMPDIR/config
+
+	cp "$GITDIR/config" "$base"
+	# Itself.
+	git config -f "$GITDIR/config" include.path config
+	both_refuse "exceeded maximum include depth (10)" \
+		"exceeded maximum include depth (10) while including $GITDIR/config from $GITDIR/config"
+	# Two including each other, one by an absolute path.
+	cp "$base" "$GITDIR/config"
+	git config -f "$GITDIR/config" include.path a
+	printf '[include]\n\tpath = b\n' >"$GITDIR/a"
+	printf '[include]\n\tpath = %s/a\n' "$GITDIR" >"$GITDIR/b"
+	both_refuse "exceeded maximum include depth (10)" \
+		"exceeded maximum include depth (10) while including $GITDIR/a from $GITDIR/b"
+	# Eleven deep, no loop.
+	cp "$base" "$GITDIR/config"
+	include_chain 11
+	both_refuse "exceeded maximum include depth (10)" \
+		"exceeded maximum include depth (10) while including $GITDIR/i11 from $GITDIR/i10"
+	# A bad line in an included file; include.path without a value.
+	cp "$base" "$GITDIR/config"
+	git config -f "$GITDIR/config" include.path c
+	printf '[x]\nbad line\n' >"$GITDIR/c"
+	both_refuse "bad config line 2 in file .git/c" \
+		"bad config line 2 in file $GITDIR/c"
+	printf '[include]\n\tpath\n' >"$GITDIR/c"
+	both_refuse "missing value for 'include.path'" \
+		"missing value for 'include.path'"
+}
+
+@test "config: includes ten deep, or of a file that is not there, are mounted as git reads them" {
+	include_chain 10
+	git config -f "$GITDIR/config" --add include.path not-there
+	git -C "$REPO" rev-parse --git-dir
+	[ "$(git -C "$REPO" config x.y)" = 1 ]
+	mount_odbfs "$REPO" "$MNT"
+	check_mount_objects "$PRISTINE" "$MNT"
+	[ ! -s "$MNT.log" ]
+}
+
 @test "extensions: refStorage=reftable is mounted, refs read from reftable/ only" {
 	# As git 2.55 reads it: no reftable/tables.list, no refs, no HEAD
 	# (tests/reftable.bats tests real tables).

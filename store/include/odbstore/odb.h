@@ -280,6 +280,15 @@ void odb_stats(struct odb *odb, struct odb_stats *st);
  */
 uint64_t odb_generation(struct odb *odb);
 
+/*
+ * Has a snapshot been published since odb_generation() said gen? After a
+ * full barrier, so that of a miss noted before the call (fs/miss.h) and
+ * a publication counted after gen, at least one sees the other: either
+ * the watcher's sweep after the publication finds the note, or this is
+ * true and the lookup can be tried again. One fence and one load.
+ */
+bool odb_moved(struct odb *odb, uint64_t gen);
+
 struct snapshot_change;
 
 /* Build a fresh snapshot from disk and publish it. */

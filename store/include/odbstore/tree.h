@@ -37,8 +37,9 @@ struct tree {
 
 /*
  * Parse the tree in buf (which must outlive *t). Entries whose names are
- * empty, "." or "..", longer than TREE_NAME_MAX or hold a '/' are dropped
- * and counted; parsing stops
+ * empty, "." or "..", or hold a '/' are dropped and counted (a name longer
+ * than TREE_NAME_MAX is kept: whoever shows it says it is too long);
+ * parsing stops
  * at the first entry that is cut short, with t->truncated set. Entries
  * with a mode git never writes keep mode 0. Free with tree_release().
  */
@@ -49,7 +50,7 @@ void tree_release(struct tree *t);
 /* The longest name a Linux directory can hold (NAME_MAX). */
 #define TREE_NAME_MAX 255
 
-/* Is name (len bytes, no NUL inside) one a directory can hold? */
+/* Is name (len bytes, no NUL inside) one a path can hold, of any length? */
 bool tree_name_ok(const char *name, size_t len);
 
 #endif
