@@ -43,6 +43,7 @@
 #include "owner.h"
 #include "readers.h"
 #include "reflinks.h"
+#include "service.h"
 #include "view.h"
 #include "odbstore/watch.h"
 
@@ -582,6 +583,7 @@ main(int argc, char **argv)
 	if (add_mount_opts(&args, conf.nometa ? NULL : forge ? conf.repo :
 	    odb_gitdir(fs.odb)) != 0)
 		goto out;
+	service_describe(conf.repo, opts.mountpoint);
 	se = fuse_session_new(&args, &odbfs_ops, sizeof(odbfs_ops), &fs);
 	if (!se)
 		goto out;
@@ -663,6 +665,7 @@ main(int argc, char **argv)
 	}
 	/* A positive value is the signal that ended the loop: a clean end. */
 	ret = ret < 0 ? 1 : 0;
+	service_stopping();
 	watch_stop(watch);
 	/* Its thread may hold a repository of the forge. */
 	ahead_stop();
