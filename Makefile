@@ -26,7 +26,7 @@ BASE_CFLAGS = -std=c11 -Wall -Wextra -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 	-DODBFS_VERSION='"$(VERSION)"'
 
 STORE_PKGS = zlib libdeflate liburcu-memb libxxhash libcrypto
-FS_PKGS = fuse3 libsystemd
+FS_PKGS = fuse3 libsystemd libseccomp
 STORE_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(STORE_PKGS) 2>/dev/null)
 STORE_LIBS := $(shell $(PKG_CONFIG) --libs $(STORE_PKGS) 2>/dev/null) -lpthread
 FS_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(FS_PKGS) 2>/dev/null)

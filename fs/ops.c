@@ -34,7 +34,6 @@
 #include "odbfs.h"
 #include "readers.h"
 #include "reflinks.h"
-#include "service.h"
 #include "stats.h"
 #include "view.h"
 
@@ -782,11 +781,6 @@ odbfs_init(void *userdata, struct fuse_conn_info *conn)
 	 * makes the nodes it would not have needed.
 	 */
 	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
-	/*
-	 * The kernel's first request, which every other waits for: from its
-	 * reply on, the mount answers.
-	 */
-	service_ready();
 }
 
 const struct fuse_lowlevel_ops odbfs_ops = {

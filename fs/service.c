@@ -18,10 +18,14 @@ service_describe(const char *repo, const char *mountpoint)
 	snprintf(what, sizeof(what), "%s on %s", repo, mountpoint);
 }
 
+/*
+ * In the daemon's name: a process with CAP_SYS_ADMIN may send another's
+ * pid (a root warden); sd_pid_notify() falls back to the sender's own.
+ */
 void
-service_ready(void)
+service_ready(pid_t daemon)
 {
-	sd_notifyf(0, "READY=1\nSTATUS=serving %s", what);
+	sd_pid_notifyf(daemon, 0, "READY=1\nSTATUS=serving %s", what);
 }
 
 void

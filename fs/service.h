@@ -7,11 +7,16 @@
 #ifndef ODBFS_SERVICE_H
 #define ODBFS_SERVICE_H
 
+#include <sys/types.h>
+
 /* What the daemon serves, for the STATUS= lines; copied. */
 void service_describe(const char *repo, const char *mountpoint);
 
-/* The mount answers requests. */
-void service_ready(void);
+/*
+ * The mount answers requests, said for the daemon, process daemon (the
+ * warden says it, whose own pid a supervisor would not take).
+ */
+void service_ready(pid_t daemon);
 
 /* The daemon stops: no request is answered after its unmount. */
 void service_stopping(void);
