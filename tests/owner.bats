@@ -8,43 +8,12 @@
 
 load lib
 
-USER1=odbfstest
-USER2=odbfstest2
-# Root's git reads the users' repositories, which it would call dubious.
-export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
-
 setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: the daemon takes a user's identity"
-	local u
-	for u in "$USER1" "$USER2"; do
-		id "$u" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$u"
-	done
-	# Out of the test's own directory, which only root can enter.
-	BASE=$(mktemp -d /tmp/odbfs-owner.XXXXXX)
-	chmod 755 "$BASE"
-	MNT=$BASE/mnt
-	mkdir -m 755 "$MNT"
+	users_setup
 }
 
 teardown() {
-	[ -n "${BASE:-}" ] || return 0
-	unmount_odbfs "$MNT"
-	! grep -qs " $MNT " /proc/mounts || umount -l "$MNT"
-	rm -rf "$BASE"
-}
-
-# run_as USER CMD...: CMD as USER, bounded.
-run_as() {
-	local user=$1
-	shift
-	timeout 20 runuser -u "$user" -- "$@"
-}
-
-
-# small_repo DIR WORD: a repository of one commit, owned by root.
-small_repo() {
-	git init -q "$1" && echo "$2" >"$1/file" && git -C "$1" add file &&
-		git -C "$1" commit -q -m "$2"
+	users_teardown
 }
 
 # secret_repo DIR: a repository only root can enter; prints the id of an

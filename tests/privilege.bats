@@ -10,29 +10,13 @@
 
 load lib
 
-USER1=odbfstest
-USER2=odbfstest2
-export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
-
 setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: the daemon takes a user's identity"
-	local u
-	for u in "$USER1" "$USER2"; do
-		id "$u" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$u"
-	done
-	# Out of the test's own directory, which only root can enter.
-	BASE=$(mktemp -d /tmp/odbfs-privilege.XXXXXX)
-	chmod 755 "$BASE"
-	MNT=$BASE/mnt
-	mkdir -m 755 "$MNT"
+	users_setup
 	uid=$(id -u "$USER1") gid=$(id -g "$USER1")
 }
 
 teardown() {
-	[ -n "${BASE:-}" ] || return 0
-	unmount_odbfs "$MNT"
-	! grep -qs " $MNT " /proc/mounts || umount -l "$MNT"
-	rm -rf "$BASE"
+	users_teardown
 }
 
 # user_repo DIR: a repository of 20 commits, USER1's.
@@ -44,13 +28,6 @@ user_repo() {
 # apart.
 status_of() {
 	awk -v k="$2:" '$1 == k { $1 = ""; print substr($0, 2) }' "/proc/$1/status"
-}
-
-# gone PID: has the process ended (a zombie counts: kill -0 would not)?
-gone() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
-	[ -z "$state" ] || [ "$state" = Z ]
 }
 
 # warden_of PID: the daemon's one child, its warden.
@@ -109,7 +86,6 @@ syscall_in() {
 	[ "$(ls "/proc/$w/fd" | sort -n | tr '\n' ' ')" = "0 1 2 3 " ]
 	[[ $(readlink "/proc/$w/fd/3") == pipe:* ]]
 	# Files still read through the daemon, as the owner.
-	run_as() { timeout 20 runuser -u "$1" -- "${@:2}"; }
 	cmp "$MNT/HEAD/tree/README" "$BASE/repo/README"
 	run_as "$USER2" cat "$MNT/HEAD/tree/README" >/dev/null
 }
@@ -146,16 +122,6 @@ stop() {
 	ODBFS_STATUS=0
 	wait "$ODBFS_PID" || ODBFS_STATUS=$?
 	ODBFS_PID=
-}
-
-# mount_sig REPO MNT: as mount_odbfs, with SIGINT at its default (a shell
-# starts background jobs with SIGINT ignored).
-mount_sig() {
-	local wrapper=$BASE/odbfs-sigint
-	printf '#!/bin/sh\nexec env --default-signal=INT "%s" "$@"\n' \
-		"$ODBFS" >"$wrapper"
-	chmod +x "$wrapper"
-	ODBFS=$wrapper mount_odbfs "$@"
 }
 
 @test "SIGTERM, SIGINT: the mount is gone when the daemon exits 0; SIGKILL: gone at once after" {

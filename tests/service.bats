@@ -9,10 +9,7 @@ load lib
 setup() {
 	repo=$BATS_TEST_TMPDIR/repo
 	MNT=$BATS_TEST_TMPDIR/mnt
-	git init -q "$repo"
-	echo one >"$repo/a"
-	git -C "$repo" add a
-	git -C "$repo" commit -qm one
+	small_repo "$repo" one
 }
 
 teardown() {
@@ -104,7 +101,7 @@ PY
 	sock=$BATS_TEST_TMPDIR/notify
 	listen "$sock"
 	mount_odbfs "$repo" "$MNT"
-	[ -f "$MNT/HEAD/tree/a" ]
+	[ -f "$MNT/HEAD/tree/file" ]
 	unmount_odbfs "$MNT"
 	[ "$ODBFS_STATUS" -eq 0 ]
 	[ ! -s "$sock.log" ]
