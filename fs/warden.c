@@ -47,7 +47,8 @@ static pid_t warden;
 
 /*
  * Linux 6.8's 64-bit mount id, never used again; older kernels give the
- * one that the next mount may reuse, with the device, which may be too.
+ * one that the next mount may reuse (5.8 on), with the device, which may
+ * be too, and before 5.8 the device alone.
  */
 #ifndef STATX_MNT_ID_UNIQUE
 #define STATX_MNT_ID_UNIQUE 0x4000U
@@ -69,10 +70,10 @@ mount_id(const char *path, struct mount_id *m)
 	struct statx stx;
 
 	if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC | AT_SYMLINK_NOFOLLOW |
-	    AT_NO_AUTOMOUNT, STATX_MNT_ID | STATX_MNT_ID_UNIQUE, &stx) < 0 ||
-	    !(stx.stx_mask & (STATX_MNT_ID | STATX_MNT_ID_UNIQUE)))
+	    AT_NO_AUTOMOUNT, STATX_MNT_ID | STATX_MNT_ID_UNIQUE, &stx) < 0)
 		return false;
-	m->id = stx.stx_mnt_id;
+	m->id = stx.stx_mask & (STATX_MNT_ID | STATX_MNT_ID_UNIQUE) ?
+	    stx.stx_mnt_id : 0;
 	m->dev_major = stx.stx_dev_major;
 	m->dev_minor = stx.stx_dev_minor;
 	return true;
@@ -127,8 +128,11 @@ watch(int end, const char *mountpoint, pid_t daemon)
 	/* The daemon's descriptors, its /dev/fuse first: not the warden's. */
 	if (dup2(end, 3) < 0)
 		_exit(1);
-	close_range(4, ~0U, 0);
 	end = 3;
+	/* Before Linux 5.9, one by one. */
+	if (close_range(4, ~0U, 0) < 0)
+		for (long fd = 4, max = sysconf(_SC_OPEN_MAX); fd < max; fd++)
+			close((int)fd);
 	/*
 	 * Root's ids, kept real and saved by the daemon until now, and of
 	 * root's capabilities the one to unmount and to speak for the
