@@ -15,6 +15,7 @@
  * fails just as surely.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/fuse.h>
@@ -34,7 +35,7 @@ static const char *const allowed[] = {
 	/* memory; liburcu's readers (membarrier) */
 	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "membarrier",
 	/* reading repositories: files, directories, links */
-	"openat", "close", "read", "pread64", "lseek", "fstat",
+	"close", "read", "pread64", "lseek", "fstat",
 	"newfstatat", "statx", "getdents64", "readlink", "readlinkat",
 	"access", "faccessat", "faccessat2", "fcntl", "dup", "dup3",
 	/* /dev/fuse: requests in, replies and cache stores out */
@@ -77,6 +78,13 @@ filter(void)
 	const struct scmp_arg_cmp thread = SCMP_A0(SCMP_CMP_MASKED_EQ,
 	    CLONE_THREAD, CLONE_THREAD);
 	const struct scmp_arg_cmp unix_only = SCMP_A0(SCMP_CMP_EQ, AF_UNIX);
+	/*
+	 * Files opened to read only: the daemon, which has the owner's
+	 * ids, can change none of the owner's files (nor make, rename or
+	 * remove one: those calls are not in the list).
+	 */
+	const struct scmp_arg_cmp read_only = SCMP_A2(SCMP_CMP_MASKED_EQ,
+	    O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, O_RDONLY);
 	/* /dev/fuse's clone (clone_fd) alone: no TIOCSTI into a terminal. */
 	const struct scmp_arg_cmp fuse_clone = SCMP_A1(SCMP_CMP_EQ,
 	    FUSE_DEV_IOC_CLONE);
@@ -87,6 +95,7 @@ filter(void)
 	for (size_t i = 0; ok && i < sizeof(allowed) / sizeof(allowed[0]); i++)
 		ok = add(ctx, SCMP_ACT_ALLOW, allowed[i], 0, NULL);
 	ok = ok && add(ctx, SCMP_ACT_ALLOW, "clone", 1, &thread) &&
+	    add(ctx, SCMP_ACT_ALLOW, "openat", 1, &read_only) &&
 	    add(ctx, SCMP_ACT_ALLOW, "socket", 1, &unix_only) &&
 	    add(ctx, SCMP_ACT_ALLOW, "ioctl", 1, &fuse_clone) &&
 	    /* Whose flags it cannot see: glibc falls back to clone. */

@@ -90,7 +90,7 @@ syscall_in() {
 	run_as "$USER2" cat "$MNT/HEAD/tree/README" >/dev/null
 }
 
-@test "inside the daemon setuid(0), mount and ptrace fail with EPERM, and so does a no-op setresuid" {
+@test "inside the daemon setuid(0), mount, ptrace and an open to write fail with EPERM, and so does a no-op setresuid" {
 	command -v gdb >/dev/null || skip "gdb is absent: nothing can call inside the daemon"
 	user_repo "$BASE/repo"
 	mount_odbfs "$BASE/repo" "$MNT"
@@ -104,6 +104,15 @@ syscall_in() {
 	[ "$(syscall_in "$ODBFS_PID" 165 0 0 0 0 0)" = "-1 1" ]
 	# ptrace(2) of no process: ESRCH from the kernel, EPERM from it.
 	[ "$(syscall_in "$ODBFS_PID" 101 16 0 0 0)" = "-1 1" ]
+	# A file of the owner's opened to write: the owner's ids could,
+	# the filter does not let them.
+	touch "$BASE/repo/mine"
+	chown "$USER1": "$BASE/repo/mine"
+	[ "$(syscall_in "$ODBFS_PID" 257 -100 "\"$BASE/repo/mine\"" 1 0)" = "-1 1" ]
+	[ "$(syscall_in "$ODBFS_PID" 257 -100 "\"$BASE/repo/new\"" 65 384)" = "-1 1" ]
+	[ ! -e "$BASE/repo/new" ]
+	# Opened to read, it is the kernel's to say: a number.
+	[ "$(syscall_in "$ODBFS_PID" 257 -100 "\"$BASE/repo/mine\"" 0 0 | cut -d' ' -f1)" -gt 2 ]
 	# execve(2) and a fork (clone without CLONE_THREAD).
 	[ "$(syscall_in "$ODBFS_PID" 59 0 0 0)" = "-1 1" ]
 	[ "$(syscall_in "$ODBFS_PID" 56 17 0 0 0 0)" = "-1 1" ]
