@@ -11,6 +11,9 @@ VERSION = 0.1.0
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+# Where systemd looks for units of a local install (systemd.unit(5)).
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+UNITS = odbfs@.service odbfs-root@.service
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
@@ -23,7 +26,7 @@ BASE_CFLAGS = -std=c11 -Wall -Wextra -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 	-DODBFS_VERSION='"$(VERSION)"'
 
 STORE_PKGS = zlib libdeflate liburcu-memb libxxhash libcrypto
-FS_PKGS = fuse3
+FS_PKGS = fuse3 libsystemd libseccomp
 STORE_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(STORE_PKGS) 2>/dev/null)
 STORE_LIBS := $(shell $(PKG_CONFIG) --libs $(STORE_PKGS) 2>/dev/null) -lpthread
 FS_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(FS_PKGS) 2>/dev/null)
@@ -47,7 +50,8 @@ FS_OBJ = $(FS_SRC:.c=.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
 # The part of fs/ that needs no FUSE session (its headers only), tested
 # with the store.
-UNIT_FS_SRC = fs/cell.c fs/forge.c fs/miss.c fs/node.c fs/owner.c fs/readers.c fs/treecache.c fs/trim.c \
+UNIT_FS_SRC = fs/cell.c fs/forge.c fs/metrics.c fs/miss.c fs/node.c fs/owner.c fs/readers.c \
+	fs/treecache.c fs/trim.c \
 	fs/reflinks.c fs/stats.c $(wildcard fs/view*.c)
 
 all: odbfs odbfs-cat
@@ -88,14 +92,22 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@tests/demo
 
+# The units name the installed odbfs and carry systemd/hardening.conf.
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(UNITDIR)
 	install -m 0755 odbfs odbfs-cat $(DESTDIR)$(BINDIR)
 	install -m 0644 man/odbfs.1 man/odbfs-cat.1 $(DESTDIR)$(MANDIR)/man1
+	for u in $(UNITS); do \
+		sed -e 's|@BINDIR@|$(BINDIR)|g' -e '/^@HARDENING@$$/{' \
+			-e 'r systemd/hardening.conf' -e 'd' -e '}' systemd/$$u \
+			>$(DESTDIR)$(UNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/odbfs $(DESTDIR)$(BINDIR)/odbfs-cat \
-		$(DESTDIR)$(MANDIR)/man1/odbfs.1 $(DESTDIR)$(MANDIR)/man1/odbfs-cat.1
+		$(DESTDIR)$(MANDIR)/man1/odbfs.1 $(DESTDIR)$(MANDIR)/man1/odbfs-cat.1 \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 
 clean:
 	rm -f odbfs odbfs-cat odbfs-asan odbfs-tsan store/*.o store/*.a fs/*.o tools/*.o \

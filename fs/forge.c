@@ -120,6 +120,7 @@ struct forge_fs {
 	int *rwds;			/* watch_repo()'s descriptors */
 	size_t nrwds, rwdcap;
 	bool tell;			/* some frepo's tell is set */
+	_Atomic uint64_t own[STAT_NR];	/* the root's and groups' counts */
 
 	struct watch_hub *hub;		/* every repository's watches */
 	struct odb_cache *cache;	/* every repository's delta bases */
@@ -573,7 +574,7 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 	log_context(NULL);
 	if (!f || !repo) {
 		node_enter(0, 0);
-		stats_enter(NULL);
+		stats_enter(f ? f->own : NULL);
 		return top;
 	}
 	pthread_mutex_lock(&f->lock);
@@ -767,6 +768,23 @@ forge_count(const struct odbfs *top, size_t *repos, size_t *open)
 	/* Those that failed are not listed: not counted either. */
 	*repos -= f->nfailed < *repos ? f->nfailed : *repos;
 	*open = f->nopen;
+	pthread_mutex_unlock(&f->lock);
+}
+
+void
+forge_each(const struct odbfs *top, void (*fn)(void *arg,
+    const char *gitdir, const _Atomic uint64_t *counters, struct odb *odb),
+    void *arg)
+{
+	struct forge_fs *f = top->forge;
+	struct frepo *r;
+
+	pthread_mutex_lock(&f->lock);
+	fn(arg, NULL, f->own, NULL);
+	for (size_t i = 0; i < f->n; i++)
+		if (!(r = f->v[i])->failed && !r->gone)
+			fn(arg, r->gitdir, r->stats,
+			    r->live ? r->live->fs.odb : NULL);
 	pthread_mutex_unlock(&f->lock);
 }
 

@@ -50,6 +50,17 @@ int forge_run(struct odbfs *top);
 /* Repositories listed under the root, and how many of them are open. */
 void forge_count(const struct odbfs *top, size_t *repos, size_t *open);
 
+/*
+ * For .odbfs/metrics: fn(arg, NULL, counters, NULL) with the counts of
+ * operations on the root and its groups, then fn(arg, gitdir, counters,
+ * odb) for each repository the mount has shown and not lost, with odb
+ * NULL when it is closed. Called under the table's lock: fn must not call
+ * into the forge, and what it is given is valid only during the call.
+ */
+void forge_each(const struct odbfs *top, void (*fn)(void *arg,
+    const char *gitdir, const _Atomic uint64_t *counters, struct odb *odb),
+    void *arg);
+
 /* The root, as scanned (its real path). */
 const char *forge_root(const struct odbfs *top);
 

@@ -7,7 +7,8 @@
  * or an unmount ends it, with status 0.
  *
  * Started by root, the daemon opens and reads the repository as its owner
- * (owner.c) and is root again only around mount(2) and umount(2):
+ * (owner.c), is root again only around mount(2), and gives up root for
+ * good once mounted:
  *
  *   choose_owner()   the repository's owner, or -o owner=USER; as
  *                    root, every entry the paths go through is looked
@@ -15,8 +16,10 @@
  *   owner_take()     before odb_open(): alternates, gitdir: and a
  *                    symlinked objects/ resolve with the owner's rights
  *   owner_root()     fuse_session_mount(), then owner_resume()
+ *   warden_start()   the process that unmounts, and says READY=1
+ *   jail_enter()     the owner's ids alone, no capability, a filter
  *   ...              threads start, requests are served, as the owner
- *   owner_root()     fuse_session_unmount() at the end
+ *   warden_stop()    at the end: the warden unmounts, then exits
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -35,6 +38,7 @@
 
 #include "ahead.h"
 #include "forge.h"
+#include "jail.h"
 #include "odbstore/log.h"
 #include "miss.h"
 #include "node.h"
@@ -43,9 +47,11 @@
 #include "owner.h"
 #include "readers.h"
 #include "reflinks.h"
+#include "service.h"
 #include "treecache.h"
 #include "trim.h"
 #include "view.h"
+#include "warden.h"
 #include "odbstore/watch.h"
 
 #ifndef ODBFS_VERSION
@@ -465,7 +471,7 @@ main(int argc, char **argv)
 	struct watch *watch = NULL;
 	struct owner owner = { 0 };
 	double negative_timeout;
-	bool forge = false;
+	bool forge = false, warded = false, gone = false;
 	long refresh;
 	unsigned max_repos;
 	int ret = 1, err, level, umask_bits;
@@ -598,6 +604,7 @@ main(int argc, char **argv)
 	if (add_mount_opts(&args, conf.nometa ? NULL : forge ? conf.repo :
 	    odb_gitdir(fs.odb)) != 0)
 		goto out;
+	service_describe(conf.repo, opts.mountpoint);
 	se = fuse_session_new(&args, &odbfs_ops, sizeof(odbfs_ops), &fs);
 	if (!se)
 		goto out;
@@ -643,6 +650,21 @@ main(int argc, char **argv)
 	}
 	fuse_daemonize(opts.foreground);
 	fs.se = se;
+	/*
+	 * From here the mount is the warden's to take away, and the daemon
+	 * keeps no right it does not serve with: before any thread starts.
+	 */
+	if ((err = warden_start(opts.mountpoint)) < 0) {
+		log_msg(LOGL_ERROR, "%s: cannot start the process that unmounts "
+		    "it: %s", opts.mountpoint, strerror(-err));
+		goto out_unmount;
+	}
+	warded = true;
+	if ((err = jail_enter(&owner)) < 0) {
+		log_msg(LOGL_ERROR, "cannot give up privileges: %s",
+		    strerror(-err));
+		goto out_unmount;
+	}
 	/* After daemonizing: a thread would not survive the fork. */
 	if (forge) {
 		if ((err = forge_run(&fs)) < 0) {
@@ -680,8 +702,13 @@ main(int argc, char **argv)
 		    10 : opts.max_idle_threads;
 		ret = fuse_session_loop_mt(se, &loop);
 	}
-	/* A positive value is the signal that ended the loop: a clean end. */
+	/*
+	 * A positive value is the signal that ended the loop: a clean end;
+	 * 0, the kernel's ENODEV: the mount went first.
+	 */
+	gone = ret == 0;
 	ret = ret < 0 ? 1 : 0;
+	service_stopping();
 	watch_stop(watch);
 	/* Its thread may hold a repository of the forge. */
 	ahead_stop();
@@ -689,11 +716,17 @@ main(int argc, char **argv)
 	readers_clear();
 	trim_stop();
 out_unmount:
-	/* Threads are joined: no request is served as root. */
-	if ((err = owner_root(&owner)) < 0)
-		log_msg(LOGL_ERROR, "cannot be root again to unmount %s: %s",
-		    opts.mountpoint, strerror(-err));
-	fuse_session_unmount(se);
+	if (warded) {
+		/* Threads are joined: the warden unmounts, then ends. */
+		if (warden_stop(fuse_session_fd(se), gone) < 0)
+			ret = 1;
+	} else {
+		/* Not a thread ever started: no request is served as root. */
+		if ((err = owner_root(&owner)) < 0)
+			log_msg(LOGL_ERROR, "cannot be root again to unmount "
+			    "%s: %s", opts.mountpoint, strerror(-err));
+		fuse_session_unmount(se);
+	}
 out_handlers:
 	fuse_remove_signal_handlers(se);
 out:

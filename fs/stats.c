@@ -26,19 +26,39 @@ static _Thread_local unsigned mine_index;
 /* stats_enter()'s: the repository's own counters, in a mount of many. */
 static _Thread_local _Atomic uint64_t *repo_counters;
 
-static const char *const names[STAT_NR] = {
-	[STAT_LOOKUPS] = "lookups",
-	[STAT_HITS] = "hits",
-	[STAT_MISSES] = "misses",
-	[STAT_OPENS] = "opens",
-	[STAT_READS] = "reads",
-	[STAT_BYTES] = "bytes_served",
-	[STAT_REBUILDS] = "rebuilds",
-	[STAT_ERRORS] = "errors",
-	[STAT_PUSHES] = "pushes",
-	[STAT_PUSHED_BYTES] = "bytes_pushed",
-	[STAT_PREFETCHED_BYTES] = "bytes_prefetched",
-	[STAT_SHARED] = "rebuilds_shared",
+const struct stats_figure stats_figures[STAT_FIGURES] = {
+	[STAT_LOOKUPS] = { "lookups", "Lookups of a name.", true },
+	[STAT_HITS] = { "hits", "Lookups of an object id that was there.", true },
+	[STAT_MISSES] = { "misses",
+	    "Lookups of an object id that was not there.", true },
+	[STAT_OPENS] = { "opens", "Files opened.", true },
+	[STAT_READS] = { "reads", "Reads answered.", true },
+	[STAT_BYTES] = { "bytes_served", "Bytes served by reads.", true },
+	[STAT_REBUILDS] = { "rebuilds",
+	    "Objects rebuilt: inflated, deltas applied.", true },
+	[STAT_ERRORS] = { "errors", "Replies of EIO.", true },
+	[STAT_PUSHES] = { "pushes",
+	    "Files stored in the kernel's page cache ahead of reads.", true },
+	[STAT_PUSHED_BYTES] = { "bytes_pushed",
+	    "Bytes stored in the kernel's page cache ahead of reads.", true },
+	[STAT_PREFETCHED_BYTES] = { "bytes_prefetched",
+	    "Bytes of large objects inflated ahead of reads.", true },
+	[STAT_SHARED] = { "rebuilds_shared",
+	    "Reads that waited for a rebuild made ahead.", true },
+	[STAT_SNAPSHOTS] = { "snapshots_published",
+	    "Snapshots of the store published since it was opened.", true },
+	[STAT_PACKS] = { "packs", "Packs in the current snapshot.", false },
+	[STAT_LOOSE] = { "loose_objects",
+	    "Loose objects in the current snapshot.", false },
+	[STAT_CACHE_HITS] = { "cache_hits", "Delta base cache hits.", true },
+	[STAT_CACHE_MISSES] = { "cache_misses", "Delta base cache misses.",
+	    true },
+	[STAT_REPOS] = { "repositories",
+	    "Repositories listed under the root.", false },
+	[STAT_REPOS_OPEN] = { "repositories_open", "Repositories open.",
+	    false },
+	[STAT_NODES] = { "nodes", "Nodes the kernel holds.", false },
+	[STAT_CELLS] = { "cells", "Of the nodes, those held in the compact form of cells.", false },
 };
 
 void
@@ -79,40 +99,64 @@ stats_sum(uint64_t *sums)
 			    memory_order_relaxed);
 }
 
+void
+stats_store(struct odb *odb, uint64_t *v, bool *has)
+{
+	struct odb_stats st;
+
+	odb_stats(odb, &st);
+	v[STAT_SNAPSHOTS] = st.snapshots;
+	v[STAT_PACKS] = st.packs;
+	v[STAT_LOOSE] = st.loose;
+	v[STAT_CACHE_HITS] = st.cache_hits;
+	v[STAT_CACHE_MISSES] = st.cache_misses;
+	for (int k = STAT_SNAPSHOTS; k <= STAT_CACHE_MISSES; k++)
+		has[k] = true;
+}
+
+void
+stats_gather(const struct odbfs *fs, uint64_t *v, bool *has)
+{
+	size_t nodes, cells, repos, open;
+
+	for (int k = 0; k < STAT_FIGURES; k++) {
+		v[k] = 0;
+		has[k] = k < STAT_NR;
+	}
+	stats_sum(v);
+	for (int k = 0; fs->counters && k < STAT_NR; k++)
+		v[k] = atomic_load_explicit(&fs->counters[k],
+		    memory_order_relaxed);
+	if (fs->odb)
+		stats_store(fs->odb, v, has);
+	if (fs->forge && !fs->repo) {
+		forge_count(fs, &repos, &open);
+		v[STAT_REPOS] = repos;
+		v[STAT_REPOS_OPEN] = open;
+		has[STAT_REPOS] = has[STAT_REPOS_OPEN] = true;
+	}
+	node_count(&nodes, &cells);
+	v[STAT_NODES] = nodes;
+	v[STAT_CELLS] = cells;
+	has[STAT_NODES] = has[STAT_CELLS] = true;
+}
+
 char *
 stats_report(const struct odbfs *fs, size_t *len)
 {
-	uint64_t sums[STAT_NR];
-	struct odb_stats st;
-	size_t nodes, cells, repos, open;
+	uint64_t v[STAT_FIGURES];
+	bool has[STAT_FIGURES];
 	char *text = NULL;
 	size_t cap = 0;
 	FILE *f = open_memstream(&text, &cap);
 
 	if (!f)
 		return NULL;
-	stats_sum(sums);
-	for (int k = 0; fs->counters && k < STAT_NR; k++)
-		sums[k] = atomic_load_explicit(&fs->counters[k],
-		    memory_order_relaxed);
-	node_count(&nodes, &cells);
-	for (int k = 0; k < STAT_NR; k++)
-		fprintf(f, "%s %llu\n", names[k], (unsigned long long)sums[k]);
-	if (fs->odb) {
-		odb_stats(fs->odb, &st);
-		fprintf(f, "snapshots_published %llu\npacks %llu\n"
-		    "loose_objects %llu\ncache_hits %llu\ncache_misses %llu\n",
-		    (unsigned long long)st.snapshots,
-		    (unsigned long long)st.packs, (unsigned long long)st.loose,
-		    (unsigned long long)st.cache_hits,
-		    (unsigned long long)st.cache_misses);
-	}
-	if (fs->forge && !fs->repo) {
-		forge_count(fs, &repos, &open);
-		fprintf(f, "repositories %zu\nrepositories_open %zu\n", repos,
-		    open);
-	}
-	fprintf(f, "nodes %zu\ncells %zu\n", nodes, cells);
+	stats_gather(fs, v, has);
+	for (int k = 0; k < STAT_FIGURES; k++)
+		if (has[k])
+			fprintf(f, "%s %llu\n", stats_figures[k].name,
+			    (unsigned long long)v[k]);
 	if (fclose(f) != 0) {
 		free(text);
 		return NULL;

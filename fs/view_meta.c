@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "forge.h"
+#include "metrics.h"
 #include "stats.h"
 #include "view_int.h"
 
@@ -93,25 +94,25 @@ format_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 }
 
 /*
- * .odbfs/stats: the counters as they are at this lookup, in a node of its
- * own (no lookup shares it, so no cached page of an older one is read),
- * looked up again by every path walk. Its st_ino, its key's, stays the
- * same.
+ * .odbfs/stats, .odbfs/metrics: the counters as they are at this lookup,
+ * in a node of its own (no lookup shares it, so no cached page of an
+ * older one is read), looked up again by every path walk. Its st_ino,
+ * its key's, stays the same.
  */
 static int
-stats_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
-    const unsigned char *key, size_t klen, struct node **out)
+report_make(struct odbfs *fs, const struct view_fixed *f,
+    const unsigned char *key, size_t klen,
+    char *(*report)(const struct odbfs *, size_t *), struct node **out)
 {
 	static atomic_uint_least64_t generation;
 	unsigned char stamped[KEY_MAX + sizeof(uint64_t)];
 	struct node *n;
 
-	(void)dir;
 	memcpy(stamped, key, klen);
 	if (!(n = stamped_node(f->kind, stamped, klen,
 	    atomic_fetch_add(&generation, 1))))
 		return -ENOMEM;
-	if (!(n->data = stats_report(fs, &n->size))) {
+	if (!(n->data = report(fs, &n->size))) {
 		node_free(n);
 		return -ENOMEM;
 	}
@@ -120,8 +121,25 @@ stats_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 	return intern(n, out);
 }
 
+static int
+stats_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	(void)dir;
+	return report_make(fs, f, key, klen, stats_report, out);
+}
+
+static int
+metrics_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+    const unsigned char *key, size_t klen, struct node **out)
+{
+	(void)dir;
+	return report_make(fs, f, key, klen, metrics_report, out);
+}
+
 static const struct view_fixed meta_fixed[] = {
 	{ "stats", S_IFREG, NODE_STATS, key_path, stats_make },
+	{ "metrics", S_IFREG, NODE_STATS, key_path, metrics_make },
 	{ "repository", S_IFREG, NODE_DATA, key_path, repository_make },
 	{ "format", S_IFREG, NODE_DATA, format_key, format_make },
 };

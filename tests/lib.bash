@@ -206,3 +206,65 @@ logged_once() {
 		return 1
 	fi
 }
+
+# small_repo DIR WORD: a repository of one commit (a file "file" that
+# holds WORD), owned by whoever runs the test.
+small_repo() {
+	git init -q "$1" && echo "$2" >"$1/file" && git -C "$1" add file &&
+		git -C "$1" commit -q -m "$2"
+}
+
+# gone PID: has the process exited (a zombie counts: kill -0 would not)?
+gone() {
+	local state
+	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ -z "$state" ] || [ "$state" = Z ]
+}
+
+# mount_sig REPO MNT [options...]: as mount_odbfs, but with SIGINT at its
+# default: a shell starts background jobs with SIGINT ignored, and
+# libfuse leaves an ignored signal alone.
+mount_sig() {
+	local wrapper=$BATS_TEST_TMPDIR/odbfs-sigint
+	printf '#!/bin/sh\nexec env --default-signal=INT "%s" "$@"\n' \
+		"$ODBFS" >"$wrapper"
+	chmod +x "$wrapper"
+	ODBFS=$wrapper mount_odbfs "$@"
+}
+
+# The suites that read as other users (owner.bats, privilege.bats): two
+# of them, made if missing, and a directory BASE out of the test's own
+# (which only root can enter), with MNT in it. users_setup skips unless
+# root; users_teardown unmounts and removes BASE.
+USER1=odbfstest
+USER2=odbfstest2
+
+users_setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: the daemon takes a user's identity"
+	local u
+	for u in "$USER1" "$USER2"; do
+		id "$u" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$u"
+	done
+	# Root's git reads the users' repositories, which it would call
+	# dubious.
+	export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory \
+		GIT_CONFIG_VALUE_0='*'
+	BASE=$(mktemp -d /tmp/odbfs-users.XXXXXX)
+	chmod 755 "$BASE"
+	MNT=$BASE/mnt
+	mkdir -m 755 "$MNT"
+}
+
+users_teardown() {
+	[ -n "${BASE:-}" ] || return 0
+	unmount_odbfs "$MNT"
+	! grep -qs " $MNT " /proc/mounts || umount -l "$MNT"
+	rm -rf "$BASE"
+}
+
+# run_as USER CMD...: CMD as USER, bounded.
+run_as() {
+	local user=$1
+	shift
+	timeout 20 runuser -u "$user" -- "$@"
+}

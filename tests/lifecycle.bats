@@ -21,13 +21,6 @@ teardown() {
 	return 0
 }
 
-# gone PID: has the process exited (a zombie counts: kill -0 would not)?
-gone() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
-	[ -z "$state" ] || [ "$state" = Z ]
-}
-
 # stop_within SECONDS: fail if the daemon outlives SECONDS; never hang.
 stop_within() {
 	for _ in $(seq 1 $(($1 * 20))); do
@@ -40,17 +33,6 @@ stop_within() {
 	fi
 	wait "$ODBFS_PID" || ODBFS_STATUS=$?
 	ODBFS_PID=
-}
-
-# mount_sig REPO MNT: as mount_odbfs, but with SIGINT at its default: a
-# shell starts background jobs with SIGINT ignored, and libfuse leaves an
-# ignored signal alone.
-mount_sig() {
-	local wrapper=$BATS_TEST_TMPDIR/odbfs-sigint
-	printf '#!/bin/sh\nexec env --default-signal=INT "%s" "$@"\n' \
-		"$ODBFS" >"$wrapper"
-	chmod +x "$wrapper"
-	ODBFS=$wrapper mount_odbfs "$@"
 }
 
 @test "SIGTERM and SIGINT unmount and exit 0 within a second when idle" {
