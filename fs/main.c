@@ -712,9 +712,10 @@ main(int argc, char **argv)
 	watch_stop(watch);
 	/* Its thread may hold a repository of the forge. */
 	ahead_stop();
+	/* Its thread sheds the forge's delta bases. */
+	trim_stop();
 	forge_close(&fs);
 	readers_clear();
-	trim_stop();
 out_unmount:
 	if (warded) {
 		/* Threads are joined: the warden unmounts, then ends. */
