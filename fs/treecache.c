@@ -71,11 +71,11 @@ lru_push(struct ptree *t)
 }
 
 /*
- * Take t out of the table, with lock held: true if nothing holds it, and
- * the caller frees it after letting go of the lock.
+ * Take t out of the table, with lock held; if nothing holds it, onto the
+ * list *gone, which free_list() frees once the lock is let go.
  */
-static bool
-drop_locked(struct ptree *t)
+static void
+drop_locked(struct ptree *t, struct ptree **gone)
 {
 	struct ptree **p = &buckets[bucket_of(t->owner, t->id, t->rawsz,
 	    nbuckets)];
@@ -87,7 +87,21 @@ drop_locked(struct ptree *t)
 	t->cached = false;
 	ntrees--;
 	nbytes -= t->bytes;
-	return t->refs == 0;
+	if (t->refs == 0) {
+		t->next = *gone;
+		*gone = t;
+	}
+}
+
+static void
+free_list(struct ptree *gone)
+{
+	while (gone) {
+		struct ptree *next = gone->next;
+
+		treecache_free(gone);
+		gone = next;
+	}
 }
 
 int
@@ -175,21 +189,10 @@ treecache_add(const void *owner, const unsigned char *id, size_t rawsz,
 	 * Past the bound, the least recently used go: those nothing holds
 	 * are freed below, one at a time, and those held when let go.
 	 */
-	while (nbytes > TREECACHE_MAX && lru != t) {
-		struct ptree *victim = lru;
-
-		if (drop_locked(victim)) {
-			victim->next = gone;
-			gone = victim;
-		}
-	}
+	while (nbytes > TREECACHE_MAX && lru != t)
+		drop_locked(lru, &gone);
 	pthread_mutex_unlock(&lock);
-	while (gone) {
-		struct ptree *next = gone->next;
-
-		treecache_free(gone);
-		gone = next;
-	}
+	free_list(gone);
 	return t;
 }
 
@@ -218,20 +221,11 @@ drop_all(const void *owner)
 	for (size_t i = 0; i < nbuckets; i++)
 		for (struct ptree *t = buckets[i], *next; t; t = next) {
 			next = t->next;
-			if (owner && t->owner != owner)
-				continue;
-			if (drop_locked(t)) {
-				t->next = gone;
-				gone = t;
-			}
+			if (!owner || t->owner == owner)
+				drop_locked(t, &gone);
 		}
 	pthread_mutex_unlock(&lock);
-	while (gone) {
-		struct ptree *next = gone->next;
-
-		treecache_free(gone);
-		gone = next;
-	}
+	free_list(gone);
 }
 
 void
