@@ -220,8 +220,8 @@ fails_to_mount() {
 	! mountpoint -q "$MNT"
 	# By umount2(2) in the warden, root, not in the daemon, and not
 	# through fusermount3.
-	grep -q "^[0-9]* umount2(\"$MNT\", MNT_DETACH|UMOUNT_NOFOLLOW) = 0" "$BASE/trace"
-	! grep -q "^$pid umount2" "$BASE/trace"
+	grep -q "^[0-9]* *umount2(\"$MNT\", MNT_DETACH|UMOUNT_NOFOLLOW) = 0" "$BASE/trace"
+	! grep -q "^$pid *umount2" "$BASE/trace"
 	! grep -q fusermount "$BASE/trace"
 }
 
