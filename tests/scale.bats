@@ -155,12 +155,27 @@ rss_at_most() {
 	export RESTIC_CACHE_DIR=$BATS_TEST_TMPDIR/restic-cache
 	restic init -q
 	restic backup --json "$MNT" >"$BATS_TEST_TMPDIR/out"
-	got=$(python3 -c 'import json, sys
-for l in open(sys.argv[1]):
-    m = json.loads(l)
-    if m.get("message_type") == "summary":
-        print(m["total_bytes_processed"])' "$BATS_TEST_TMPDIR/out")
+	got=$(summary total_bytes_processed)
 	echo "# restic read $got bytes of files for $bytes bytes of objects" >&3
 	[ "$got" -ge "$bytes" ]
 	[ "$got" -le $((bytes * 13 / 10)) ]
+	# Again after a remount: every file unmodified, so none read.
+	fusermount3 -u "$MNT"
+	wait "$ODBFS_PID" || :
+	"$ODBFS" -f --root "$root" -o nometa "$MNT" 2>"$MNT.log" 3>&- &
+	ODBFS_PID=$!
+	within_seconds 5 mountpoint -q "$MNT"
+	restic backup --json "$MNT" >"$BATS_TEST_TMPDIR/out"
+	echo "# again: $(summary files_new) new, $(summary files_changed) changed, $(summary files_unmodified) unmodified" >&3
+	[ "$(summary files_new)" -eq 0 ] && [ "$(summary files_changed)" -eq 0 ]
+	[ "$(summary files_unmodified)" -gt 0 ]
+}
+
+# summary FIELD: the field of restic --json's summary in $BATS_TEST_TMPDIR/out.
+summary() {
+	python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    m = json.loads(l)
+    if m.get("message_type") == "summary":
+        print(m[sys.argv[2]])' "$BATS_TEST_TMPDIR/out" "$1"
 }
