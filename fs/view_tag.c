@@ -134,7 +134,10 @@ tags_find(struct odbfs *fs, struct node *dir, const char *name,
 	return tag_dir(fs, path, id, out);
 }
 
-/* Every tag a ref reaches (odb_list_tags()). */
+/*
+ * Every tag a ref reaches (odb_list_tags()), as directories whose
+ * attributes a listing does not give: each would be a tag read.
+ */
 static int
 tags_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
@@ -144,6 +147,7 @@ tags_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 const struct view_kind view_tags_kind = {
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
+	.plain = true,
 	.find = tags_find,
 	.list = tags_list,
 };

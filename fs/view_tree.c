@@ -142,7 +142,8 @@ tree_get(struct odbfs *fs, const unsigned char *id, const char *path,
  * A tree as a directory at path; time is its commit's, or NODE_TIME_REPO;
  * ino its st_ino, or 0 for its path's. The node keeps the tree's id, size
  * and subdirectories, not its parse: what is wrong with the tree is
- * logged here, as the kernel learns of the directory.
+ * logged here, as the kernel learns of the directory, once however often
+ * it forgets and learns it again.
  */
 int
 tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
@@ -171,12 +172,12 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 	oid_to_hex(hex, id, fs->rawsz);
 	tr = &t->tree;
 	if (t->dups)
-		log_msg(LOGL_WARN, "tree %s: %zu %s with a name used before "
+		log_once(LOGL_WARN, "tree %s: %zu %s with a name used before "
 		    "%s not shown (the first at offset %zu)", hex, t->dups,
 		    t->dups > 1 ? "entries" : "entry", t->dups > 1 ? "are" :
 		    "is", t->dup_off);
 	if (tr->dropped)
-		log_msg(LOGL_WARN, "tree %s: %zu %s with names no directory "
+		log_once(LOGL_WARN, "tree %s: %zu %s with names no directory "
 		    "can hold %s not shown (the first at offset %zu)", hex,
 		    tr->dropped, tr->dropped > 1 ? "entries" : "entry",
 		    tr->dropped > 1 ? "are" : "is", tr->drop_off);
@@ -184,7 +185,7 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 		log_corrupt("tree %s: entry at offset %zu is cut short", hex,
 		    tr->bad_off);
 	if (t->longs)
-		log_msg(LOGL_WARN, "tree %s: %zu %s over %d bytes listed, "
+		log_once(LOGL_WARN, "tree %s: %zu %s over %d bytes listed, "
 		    "too long to open (the first at offset %zu)", hex, t->longs,
 		    t->longs > 1 ? "names" : "name", TREE_NAME_MAX,
 		    t->long_off);
