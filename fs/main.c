@@ -284,7 +284,7 @@ shed(void *arg)
 	treecache_clear();
 	if (fs->forge)
 		forge_shed(fs);
-	else
+	else if (fs->odb)
 		odb_shed(fs->odb);
 }
 
