@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -733,21 +734,50 @@ struct config_file {
 	const char *path;	/* as git names it: joined, not resolved */
 	unsigned depth;
 	const char *why;	/* what was wrong, if reading it failed */
+	bool unexpanded;	/* an include.path's ~ named no home */
 };
 
 static int
 config_follow(struct config_file *c);
 
 /*
- * One include.path of file from, as git's handle_path_include(): "~/" is
- * $HOME, a relative path is the including file's sibling, a file that is
- * not there is no error.
+ * value with a leading "~" or "~user" replaced by that home, as git's
+ * interpolate_path(): malloc'd into *out, or -ENOENT where there is no
+ * such home ($HOME unset, no such user), which git refuses.
+ */
+static int
+expand_home(const char *value, char **out)
+{
+	const char *end = strchrnul(value, '/'), *home;
+	struct passwd pw, *found = NULL;
+	char *user, buf[4096];
+
+	*out = NULL;
+	if (end == value + 1) {
+		home = getenv("HOME");
+	} else {
+		if (!(user = strndup(value + 1, (size_t)(end - value - 1))))
+			return -ENOMEM;
+		if (getpwnam_r(user, &pw, buf, sizeof(buf), &found) || !found)
+			found = NULL;
+		free(user);
+		home = found ? found->pw_dir : NULL;
+	}
+	if (!home)
+		return -ENOENT;
+	return asprintf(out, "%s%s", home, end) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * One include.path of file from, as git's handle_path_include(): "~" and
+ * "~user" are homes, a relative path is the including file's sibling, a
+ * file that is not there is no error.
  */
 static int
 config_include(struct config_file *from, const char *value)
 {
 	struct config_file inc = { .depth = from->depth + 1 };
-	const char *slash = strrchr(from->path, '/'), *home = getenv("HOME");
+	const char *slash = strrchr(from->path, '/');
 	char *path;
 	int n, ret;
 
@@ -755,9 +785,15 @@ config_include(struct config_file *from, const char *value)
 		from->why = because("missing value for 'include.path'");
 		return -EINVAL;
 	}
-	if (!strncmp(value, "~/", 2) && home)
-		n = asprintf(&path, "%s/%s", home, value + 2);
-	else if (value[0] == '/' || !slash)
+	if (value[0] == '~') {
+		if ((ret = expand_home(value, &path)) == -ENOENT) {
+			from->why = because("could not expand include path "
+			    "'%s'", value);
+			from->unexpanded = true;
+			return -EINVAL;
+		}
+		n = ret < 0 ? -1 : 0;
+	} else if (value[0] == '/' || !slash)
 		n = asprintf(&path, "%s", value);
 	else
 		n = asprintf(&path, "%.*s%s", (int)(slash - from->path + 1),
@@ -809,12 +845,21 @@ config_follow(struct config_file *c)
 			    CONFIG_MAX >> 20);
 		else
 			c->why = because("unable to access '%s': %s", c->path,
-			    strerror(ret == -ENOTREG ? EISDIR : -ret));
+			    ret != -ENOTREG ? strerror(-ret) :
+			    is_dir(c->path) ? strerror(EISDIR) :
+			    "not a regular file");
 		return ret;
 	}
 	ret = parse_config(text, len, include_var, c, &line);
 	free(text);
-	if (ret < 0 && !c->why)
+	/* git says both: "could not expand include path", then the line. */
+	if (ret < 0 && c->unexpanded) {
+		char what[PATH_MAX + 64];
+
+		snprintf(what, sizeof(what), "%s", c->why);
+		c->why = because("%s: bad config line %u in file %s", what,
+		    line, c->path);
+	} else if (ret < 0 && !c->why)
 		c->why = because("bad config line %u in file %s", line,
 		    c->path);
 	return ret;
@@ -829,7 +874,7 @@ static int
 read_format(struct repo *repo, const char **why)
 {
 	struct format f = { .version = -1 };
-	struct config_file top = { NULL, 0, NULL };
+	struct config_file top = { .path = NULL };
 	const char *bad = NULL;
 	char *path, *text = NULL;
 	unsigned line = 0;

@@ -306,6 +306,32 @@ include_chain() {
 		"missing value for 'include.path'"
 }
 
+@test "config: include.path ~nosuchuser/x, or ~/x with HOME unset, is refused as git refuses it" {
+	local cfg=$GITDIR/config
+	git config -f "$cfg" include.path '~nosuchuser/x'
+	run -128 git -C "$REPO" rev-parse --git-dir
+	[[ $output == *"could not expand include path '~nosuchuser/x'"* ]]
+	[[ $output =~ (bad config line [0-9]+) ]]
+	refused_with "could not expand include path '~nosuchuser/x': ${BASH_REMATCH[1]} in file $cfg"
+	# ~/ from HOME, when there is one; where there is none, refused.
+	git config -f "$cfg" include.path '~/not-there'
+	git -C "$REPO" rev-parse --git-dir
+	run -128 env -u HOME git -C "$REPO" rev-parse --git-dir
+	[[ $output == *"could not expand include path '~/not-there'"* ]]
+	run -1 env -u HOME timeout 5 "$ODBFS" -f "$REPO" "$MNT" 3>&-
+	[[ $output == *"could not expand include path '~/not-there'"* ]]
+	! mountpoint -q "$MNT"
+}
+
+@test "config: an include that is a FIFO is refused as not a regular file, a directory as one" {
+	mkfifo "$GITDIR/fifo"
+	git config -f "$GITDIR/config" include.path fifo
+	refused_with "unable to access '$GITDIR/fifo': not a regular file"
+	git config -f "$GITDIR/config" include.path "$GITDIR/refs"
+	both_refuse "unable to access '$GITDIR/refs': Is a directory" \
+		"unable to access '$GITDIR/refs': Is a directory"
+}
+
 @test "config: includes ten deep, or of a file that is not there, are mounted as git reads them" {
 	include_chain 10
 	git config -f "$GITDIR/config" --add include.path not-there
