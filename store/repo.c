@@ -1067,12 +1067,45 @@ alt_next(struct altfile *a, char *buf, size_t size, size_t *n)
 		buf[*n < size ? *n : size - 1] = '\0';
 		if (ferror(a->f))
 			return -EIO;
-		if (*n >= size)
-			return 1;
-		chomp(buf);
-		if ((*n = strlen(buf)))
+		/* As git: the line whole, a '\r' or blanks at its end kept. */
+		if (*n)
 			return 1;
 	}
+}
+
+/*
+ * The longest alternates line read: git has no limit, but a path padded
+ * with "/." (which git's strbuf_realpath() walk reads) may pass PATH_MAX
+ * before drop_dots() brings it back under. Past this, refused and logged.
+ */
+#define REPO_ALT_LINE_MAX (64 * 1024)
+
+/*
+ * Drop the "." components and repeated slashes of the absolute path p, in
+ * place: a lookup resolves them anyway, so a path padded with them past
+ * PATH_MAX names what git, walking it a component at a time, reads. ".."
+ * is left to realpath(): across a symlink it is not lexical, for git
+ * either.
+ */
+static void
+drop_dots(char *p)
+{
+	char *r = p, *w = p;
+
+	while (*r) {
+		if (r[0] == '/' && r[1] == '/') {
+			r++;
+			continue;
+		}
+		if (r[0] == '/' && r[1] == '.' && (r[2] == '/' || !r[2])) {
+			r += 2;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	if (w == p && *p)
+		*w++ = '/';
+	*w = '\0';
 }
 
 /*
@@ -1106,20 +1139,25 @@ add_alternates(struct repo *repo, const char *dir, unsigned depth)
 		    REPO_MAX_ALTERNATE_DEPTH);
 		goto out;
 	}
-	if (!(line = malloc(PATH_MAX))) {
+	if (!(line = malloc(REPO_ALT_LINE_MAX))) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	while ((ret = alt_next(&a, line, PATH_MAX, &n)) > 0) {
-		if (n >= PATH_MAX) {
+	while ((ret = alt_next(&a, line, REPO_ALT_LINE_MAX, &n)) > 0) {
+		alt = NULL;
+		if (n < REPO_ALT_LINE_MAX) {
+			if (!(alt = join(dir, line))) {
+				ret = -ENOMEM;
+				break;
+			}
+			drop_dots(alt);
+		}
+		if (!alt || strlen(alt) >= PATH_MAX) {
 			log_once(LOGL_WARN, "%s: a path of %zu bytes, before offset "
 			    "%lld: %s", path, n, (long long)ftello(a.f) -
 			    (long long)n, strerror(ENAMETOOLONG));
+			free(alt);
 			continue;
-		}
-		if (!(alt = join(dir, line))) {
-			ret = -ENOMEM;
-			break;
 		}
 		ret = add_objdir(repo, alt, depth + 1);
 		free(alt);
