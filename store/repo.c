@@ -598,6 +598,7 @@ struct format {
 	long long version;	/* core.repositoryformatversion; -1 if unsaid */
 	bool sha256;		/* extensions.objectFormat */
 	bool reftable;		/* extensions.refStorage */
+	bool worktree_config;	/* extensions.worktreeConfig */
 	char unknown[256];	/* extensions git does not know: "a, b" */
 	unsigned nunknown;
 	char v1_only[256];	/* extensions of format version 1 only */
@@ -677,6 +678,42 @@ listed(const char *const *names, size_t n, const char *name)
 	return false;
 }
 
+/*
+ * A boolean as git_config_bool() reads it: no value is true, "" false,
+ * true/yes/on and false/no/off in any case, or a number (k, m or g after
+ * it) that is not 0. -EINVAL, with git's reason, for anything else.
+ */
+static int
+format_bool(struct format *f, const char *key, const char *value, bool *out)
+{
+	static const char *const yes[] = { "true", "yes", "on" };
+	static const char *const no[] = { "false", "no", "off" };
+	char *end;
+	long long v;
+
+	*out = true;
+	if (!value)
+		return 0;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++) {
+		if (!strcasecmp(value, yes[i]))
+			return 0;
+		if (!strcasecmp(value, no[i]) || !*value) {
+			*out = false;
+			return 0;
+		}
+	}
+	errno = 0;
+	v = strtoll(value, &end, 0);
+	if (end == value || errno || (*end && (end[1] ||
+	    !strchr("kKmMgG", *end)))) {
+		f->why = because("bad boolean config value '%s' for '%s'",
+		    value, key);
+		return -EINVAL;
+	}
+	*out = v != 0;
+	return 0;
+}
+
 static int
 bad_value(struct format *f, const char *key, const char *value)
 {
@@ -699,6 +736,8 @@ format_var(void *ctx, const char *key, const char *value)
 		return format_version(f, value);
 	if (strncmp(key, "extensions.", strlen("extensions.")))
 		return 0;
+	if (!strcmp(ext, "worktreeconfig"))
+		return format_bool(f, key, value, &f->worktree_config);
 	if (listed(extensions_v0, sizeof(extensions_v0) /
 	    sizeof(*extensions_v0), ext))
 		return strcmp(ext, "partialclone") || value ? 0 :
@@ -866,6 +905,31 @@ config_follow(struct config_file *c)
 }
 
 /*
+ * With extensions.worktreeConfig, git also reads config.worktree in the
+ * git directory (a linked worktree's own, or the main one's), and its
+ * includes, and refuses a repository for what it refuses in them. None
+ * is no error. Nothing in it bears on the format.
+ */
+static int
+read_worktree_config(const struct repo *repo, const char **why)
+{
+	struct config_file c = { .path = NULL };
+	char *path;
+	int ret;
+
+	if (!(path = join(repo->gitdir ? repo->gitdir : repo->commondir,
+	    "config.worktree")))
+		return -ENOMEM;
+	c.path = path;
+	if ((ret = config_follow(&c)) == -ENOENT)
+		ret = 0;
+	else if (ret < 0)
+		*why = c.why;
+	free(path);
+	return ret;
+}
+
+/*
  * The object format, from config: refuse what git refuses (a format
  * version above 1, an extension it does not know in version 1, one of
  * version 1 in version 0).
@@ -924,6 +988,9 @@ read_format(struct repo *repo, const char **why)
 		goto out;
 	}
 	/* No version (or -1): git ignores the extensions, and so do we. */
+	if (f.version != -1 && f.worktree_config &&
+	    (ret = read_worktree_config(repo, why)) < 0)
+		goto out;
 	if (f.version != -1) {
 		repo->reftable = f.reftable;
 		if (f.sha256) {
@@ -939,7 +1006,8 @@ out:
 bool
 repo_reftable_now(const struct repo *repo)
 {
-	struct repo now = { .commondir = repo->commondir };
+	struct repo now = { .gitdir = repo->gitdir,
+	    .commondir = repo->commondir };
 	const char *why;
 
 	/* A config that no longer reads, or names another format: as was. */
