@@ -879,7 +879,7 @@ reftable_load(const struct repo *repo, const struct refs *prev,
 	bool linked = strcmp(repo->gitdir, repo->commondir) != 0;
 	int ret;
 
-	(void)prev;	/* what is left out is said once by log_once() */
+	(void)prev;	/* a stack refused is said once by log_once() */
 	*out = NULL;
 	if (!(refs = calloc(1, sizeof(*refs))))
 		return -ENOMEM;
