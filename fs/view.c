@@ -419,6 +419,14 @@ dirlist_corrupt(const struct dirlist *l)
 int
 dirlist_error(const struct dirlist *l)
 {
+	if (l->why && l->why_once) {
+		if (l->more)
+			log_once(LOGL_ERROR, "%s (and %zu more entries after "
+			    "it)", l->why, l->more);
+		else
+			log_once(LOGL_ERROR, "%s", l->why);
+		return -EFSCORRUPTED;
+	}
 	if (l->why && l->more)
 		return log_corrupt("%s (and %zu more entries after it)",
 		    l->why, l->more);

@@ -56,6 +56,7 @@ struct dirlist {
 	bool plain;			/* entries without attributes */
 	bool corrupt;
 	char *why;			/* what to log when it says so */
+	bool why_once;			/* logged by the first listing only */
 	size_t more;			/* bad entries after why's */
 };
 

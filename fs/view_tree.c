@@ -459,9 +459,12 @@ tree_child(struct odbfs *fs, struct node *dir, const char *name,
 	return ret;
 }
 
-/* Leave an entry out of l, which then ends in EIO; why is the first's. */
-static void
-unlisted(struct dirlist *l, const char *fmt, ...)
+/*
+ * Leave an entry out of l, which then ends in EIO; why is the first's,
+ * logged at each listing's end, or at the first listing only if once.
+ */
+static void __attribute__((format(printf, 3, 4)))
+unlisted(struct dirlist *l, bool once, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -470,6 +473,7 @@ unlisted(struct dirlist *l, const char *fmt, ...)
 		return;
 	}
 	l->corrupt = true;
+	l->why_once = once;
 	va_start(ap, fmt);
 	if (vasprintf(&l->why, fmt, ap) < 0)
 		l->why = NULL;
@@ -540,11 +544,16 @@ tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 		mode_t type = tree_entry_type(e->mode);
 
 		if (!type) {
-			unlisted(l, BAD_MODE_FMT, BAD_MODE_ARGS(hex, t, e));
+			unlisted(l, false, BAD_MODE_FMT,
+			    BAD_MODE_ARGS(hex, t, e));
 			continue;
 		}
+		/*
+		 * Said once: a tree never changes, and each listing (a tar
+		 * or rsync retries) would say it again.
+		 */
 		if (e->namelen > TREE_LIST_NAME_MAX) {
-			unlisted(l, "tree %s: entry at offset %zu has a name of "
+			unlisted(l, true, "tree %s: entry at offset %zu has a name of "
 			    "%zu bytes, more than a listing carries", hex,
 			    (size_t)((const unsigned char *)e->name - t->buf),
 			    e->namelen);

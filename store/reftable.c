@@ -19,7 +19,9 @@
  *
  * Every offset and length read from a table is checked against the bytes
  * there before it is used; the first thing wrong gives one line naming
- * the table and the offset, and leaves that table out.
+ * the table and the offset, and the whole stack shows no refs: git loads
+ * no stack with a table it cannot read, and leaving one table out would
+ * bring back refs its updates deleted, and old values of those it moved.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +46,9 @@
  * second pass normally sees a whole stack.
  */
 #define REFTABLE_LOAD_PASSES 4
+
+/* The end of the one line that says why a stack shows no refs. */
+#define REFTABLE_REFUSED "stack refused, no refs shown (as git)"
 
 struct parser {
 	const unsigned char *buf;
@@ -96,8 +101,8 @@ bad(const struct parser *p, size_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	log_once(LOGL_ERROR, "%s: %s at offset %zu: table left out", p->path,
-	    what, off);
+	log_once(LOGL_ERROR, "%s: %s at offset %zu: " REFTABLE_REFUSED,
+	    p->path, what, off);
 	return -EFSCORRUPTED;
 }
 
@@ -600,6 +605,9 @@ table_map(const char *path, struct map *m)
 /*
  * One pass over dir's stack. -EAGAIN when a table tables.list names is
  * not there (and last is false): a compaction replaced it since.
+ * -EFSCORRUPTED, logged once, when a table cannot be read: git then loads
+ * no stack at all, and leaving the table out would bring back what its
+ * updates deleted or moved.
  */
 static int
 stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
@@ -630,9 +638,11 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 			continue;
 		if (len >= sizeof(line) || strchr(line, '/') ||
 		    line[0] == '.') {
-			log_once(LOGL_WARN, "%s: table name '%s%s' refused",
-			    list, line, len >= sizeof(line) ? "..." : "");
-			continue;
+			log_once(LOGL_ERROR, "%s: table name '%s%s' refused: "
+			    REFTABLE_REFUSED, list, line,
+			    len >= sizeof(line) ? "..." : "");
+			ret = -EFSCORRUPTED;
+			break;
 		}
 		snprintf(path, sizeof(path), "%s/%s", dir, line);
 		ret = table_map(path, &m);
@@ -643,38 +653,35 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 		if (ret == -ENOMEM)
 			break;
 		if (ret < 0) {
-			log_once(LOGL_WARN, "%s: %s: table left out", path,
+			log_once(LOGL_ERROR, "%s: %s: " REFTABLE_REFUSED, path,
 			    ret == -ENOTREG ? "not a regular file" :
 			    ret == -EFBIG ? "too large" : strerror(-ret));
-			ret = 0;
-			continue;
+			ret = -EFSCORRUPTED;
+			break;
 		}
 		ret = reftable_parse(m.base ? m.base : (const unsigned char *)"",
 		    m.size, rawsz, path, &t);
 		if (ret == 0 && map_shrank(&m, &lost)) {
 			log_once(LOGL_ERROR, "%s: cut short at offset %llu while "
-			    "it was read: table left out", path,
+			    "it was read: " REFTABLE_REFUSED, path,
 			    (unsigned long long)lost);
 			reftable_table_release(&t);
 			ret = -EFSCORRUPTED;
 		}
 		map_close(&m);
-		if (ret == -ENOMEM)
+		if (ret < 0)
 			break;
-		if (ret < 0) {
-			ret = 0;
-			continue;
-		}
 		/* Each table's updates follow the previous one's. */
 		if (s->n && t.min_update_index <= prev_max) {
 			log_once(LOGL_ERROR, "%s: update indexes %llu-%llu do "
 			    "not follow the previous table's (up to %llu) at "
-			    "offset 8: table left out", path,
+			    "offset 8: " REFTABLE_REFUSED, path,
 			    (unsigned long long)t.min_update_index,
 			    (unsigned long long)t.max_update_index,
 			    (unsigned long long)prev_max);
 			reftable_table_release(&t);
-			continue;
+			ret = -EFSCORRUPTED;
+			break;
 		}
 		if (!(grown = realloc(s->t, (s->n + 1) * sizeof(*grown)))) {
 			reftable_table_release(&t);
@@ -695,7 +702,8 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 /*
  * dir's stack, whole: read again while a table vanished under the load or
  * tables.list changed during it (git renamed a new one in), so that no
- * load mixes two stacks.
+ * load mixes two stacks. -EFSCORRUPTED (logged) if a table of the last
+ * pass could not be read: the stack is refused whole, s left empty.
  */
 static int
 stack_load(const char *dir, size_t rawsz, struct stack *s)
@@ -715,6 +723,11 @@ stack_load(const char *dir, size_t rawsz, struct stack *s)
 				return 0;
 		}
 		stack_release(s);
+		/* A table refused in a stack replaced under the pass. */
+		after = list_id(list);
+		if (ret == -EFSCORRUPTED && pass < REFTABLE_LOAD_PASSES &&
+		    !fileid_same(&before, &after))
+			continue;
 		if (ret < 0 && ret != -EAGAIN)
 			return ret;
 	}
@@ -866,12 +879,16 @@ reftable_load(const struct repo *repo, const struct refs *prev,
 	bool linked = strcmp(repo->gitdir, repo->commondir) != 0;
 	int ret;
 
-	(void)prev;	/* what is left out is said once by log_once() */
+	(void)prev;	/* a stack refused is said once by log_once() */
 	*out = NULL;
 	if (!(refs = calloc(1, sizeof(*refs))))
 		return -ENOMEM;
 	snprintf(dir, sizeof(dir), "%s/reftable", repo->commondir);
 	snprintf(wdir, sizeof(wdir), "%s/reftable", repo->gitdir);
+	/*
+	 * A stack that cannot be read whole shows no refs (and no HEAD), as
+	 * git, which then loads none: said once where it was found.
+	 */
 	if ((ret = stack_load(dir, repo->rawsz, &common)) < 0 ||
 	    (ret = merge(&common, &v, &n)) < 0)
 		goto done;
@@ -886,6 +903,11 @@ done:
 	free(wv);
 	stack_release(&common);
 	stack_release(&own);
+	if (ret == -EFSCORRUPTED) {
+		refs_free(refs);
+		refs = calloc(1, sizeof(*refs));
+		ret = refs ? 0 : -ENOMEM;
+	}
 	if (ret < 0) {
 		refs_free(refs);
 		return ret;

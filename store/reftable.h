@@ -26,8 +26,9 @@
  * log blocks are never looked at.
  *
  * A newer table's record of a name replaces an older one's; a deletion
- * record hides the name. A table that fails any check is left out whole,
- * with one log line naming it and the offset.
+ * record hides the name. A table that fails any check costs the whole
+ * stack its refs (git loads no such stack), with one log line naming it
+ * and the offset.
  */
 #ifndef ODBFS_REFTABLE_H
 #define ODBFS_REFTABLE_H
@@ -98,7 +99,8 @@ void reftable_table_release(struct reftable_table *t);
 /*
  * Read the stack of repo->commondir/reftable (HEAD from repo->gitdir's,
  * for a linked worktree) into a refs list as refs_load() returns it. prev
- * is the list this one replaces, or NULL, as for refs_load().
+ * is the list this one replaces, or NULL, as for refs_load(). A stack
+ * with a table that cannot be read gives an empty list (no HEAD), logged.
  */
 int reftable_load(const struct repo *repo, const struct refs *prev,
     struct refs **out);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -597,6 +598,7 @@ struct format {
 	long long version;	/* core.repositoryformatversion; -1 if unsaid */
 	bool sha256;		/* extensions.objectFormat */
 	bool reftable;		/* extensions.refStorage */
+	bool worktree_config;	/* extensions.worktreeConfig */
 	char unknown[256];	/* extensions git does not know: "a, b" */
 	unsigned nunknown;
 	char v1_only[256];	/* extensions of format version 1 only */
@@ -676,6 +678,42 @@ listed(const char *const *names, size_t n, const char *name)
 	return false;
 }
 
+/*
+ * A boolean as git_config_bool() reads it: no value is true, "" false,
+ * true/yes/on and false/no/off in any case, or a number (k, m or g after
+ * it) that is not 0. -EINVAL, with git's reason, for anything else.
+ */
+static int
+format_bool(struct format *f, const char *key, const char *value, bool *out)
+{
+	static const char *const yes[] = { "true", "yes", "on" };
+	static const char *const no[] = { "false", "no", "off" };
+	char *end;
+	long long v;
+
+	*out = true;
+	if (!value)
+		return 0;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++) {
+		if (!strcasecmp(value, yes[i]))
+			return 0;
+		if (!strcasecmp(value, no[i]) || !*value) {
+			*out = false;
+			return 0;
+		}
+	}
+	errno = 0;
+	v = strtoll(value, &end, 0);
+	if (end == value || errno || (*end && (end[1] ||
+	    !strchr("kKmMgG", *end)))) {
+		f->why = because("bad boolean config value '%s' for '%s'",
+		    value, key);
+		return -EINVAL;
+	}
+	*out = v != 0;
+	return 0;
+}
+
 static int
 bad_value(struct format *f, const char *key, const char *value)
 {
@@ -698,6 +736,8 @@ format_var(void *ctx, const char *key, const char *value)
 		return format_version(f, value);
 	if (strncmp(key, "extensions.", strlen("extensions.")))
 		return 0;
+	if (!strcmp(ext, "worktreeconfig"))
+		return format_bool(f, key, value, &f->worktree_config);
 	if (listed(extensions_v0, sizeof(extensions_v0) /
 	    sizeof(*extensions_v0), ext))
 		return strcmp(ext, "partialclone") || value ? 0 :
@@ -733,21 +773,50 @@ struct config_file {
 	const char *path;	/* as git names it: joined, not resolved */
 	unsigned depth;
 	const char *why;	/* what was wrong, if reading it failed */
+	bool unexpanded;	/* an include.path's ~ named no home */
 };
 
 static int
 config_follow(struct config_file *c);
 
 /*
- * One include.path of file from, as git's handle_path_include(): "~/" is
- * $HOME, a relative path is the including file's sibling, a file that is
- * not there is no error.
+ * value with a leading "~" or "~user" replaced by that home, as git's
+ * interpolate_path(): malloc'd into *out, or -ENOENT where there is no
+ * such home ($HOME unset, no such user), which git refuses.
+ */
+static int
+expand_home(const char *value, char **out)
+{
+	const char *end = strchrnul(value, '/'), *home;
+	struct passwd pw, *found = NULL;
+	char *user, buf[4096];
+
+	*out = NULL;
+	if (end == value + 1) {
+		home = getenv("HOME");
+	} else {
+		if (!(user = strndup(value + 1, (size_t)(end - value - 1))))
+			return -ENOMEM;
+		if (getpwnam_r(user, &pw, buf, sizeof(buf), &found) || !found)
+			found = NULL;
+		free(user);
+		home = found ? found->pw_dir : NULL;
+	}
+	if (!home)
+		return -ENOENT;
+	return asprintf(out, "%s%s", home, end) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * One include.path of file from, as git's handle_path_include(): "~" and
+ * "~user" are homes, a relative path is the including file's sibling, a
+ * file that is not there is no error.
  */
 static int
 config_include(struct config_file *from, const char *value)
 {
 	struct config_file inc = { .depth = from->depth + 1 };
-	const char *slash = strrchr(from->path, '/'), *home = getenv("HOME");
+	const char *slash = strrchr(from->path, '/');
 	char *path;
 	int n, ret;
 
@@ -755,9 +824,15 @@ config_include(struct config_file *from, const char *value)
 		from->why = because("missing value for 'include.path'");
 		return -EINVAL;
 	}
-	if (!strncmp(value, "~/", 2) && home)
-		n = asprintf(&path, "%s/%s", home, value + 2);
-	else if (value[0] == '/' || !slash)
+	if (value[0] == '~') {
+		if ((ret = expand_home(value, &path)) == -ENOENT) {
+			from->why = because("could not expand include path "
+			    "'%s'", value);
+			from->unexpanded = true;
+			return -EINVAL;
+		}
+		n = ret < 0 ? -1 : 0;
+	} else if (value[0] == '/' || !slash)
 		n = asprintf(&path, "%s", value);
 	else
 		n = asprintf(&path, "%.*s%s", (int)(slash - from->path + 1),
@@ -809,14 +884,48 @@ config_follow(struct config_file *c)
 			    CONFIG_MAX >> 20);
 		else
 			c->why = because("unable to access '%s': %s", c->path,
-			    strerror(ret == -ENOTREG ? EISDIR : -ret));
+			    ret != -ENOTREG ? strerror(-ret) :
+			    is_dir(c->path) ? strerror(EISDIR) :
+			    "not a regular file");
 		return ret;
 	}
 	ret = parse_config(text, len, include_var, c, &line);
 	free(text);
-	if (ret < 0 && !c->why)
+	/* git says both: "could not expand include path", then the line. */
+	if (ret < 0 && c->unexpanded) {
+		char what[PATH_MAX + 64];
+
+		snprintf(what, sizeof(what), "%s", c->why);
+		c->why = because("%s: bad config line %u in file %s", what,
+		    line, c->path);
+	} else if (ret < 0 && !c->why)
 		c->why = because("bad config line %u in file %s", line,
 		    c->path);
+	return ret;
+}
+
+/*
+ * With extensions.worktreeConfig, git also reads config.worktree in the
+ * git directory (a linked worktree's own, or the main one's), and its
+ * includes, and refuses a repository for what it refuses in them. None
+ * is no error. Nothing in it bears on the format.
+ */
+static int
+read_worktree_config(const struct repo *repo, const char **why)
+{
+	struct config_file c = { .path = NULL };
+	char *path;
+	int ret;
+
+	if (!(path = join(repo->gitdir ? repo->gitdir : repo->commondir,
+	    "config.worktree")))
+		return -ENOMEM;
+	c.path = path;
+	if ((ret = config_follow(&c)) == -ENOENT)
+		ret = 0;
+	else if (ret < 0)
+		*why = c.why;
+	free(path);
 	return ret;
 }
 
@@ -829,7 +938,7 @@ static int
 read_format(struct repo *repo, const char **why)
 {
 	struct format f = { .version = -1 };
-	struct config_file top = { NULL, 0, NULL };
+	struct config_file top = { .path = NULL };
 	const char *bad = NULL;
 	char *path, *text = NULL;
 	unsigned line = 0;
@@ -879,6 +988,9 @@ read_format(struct repo *repo, const char **why)
 		goto out;
 	}
 	/* No version (or -1): git ignores the extensions, and so do we. */
+	if (f.version != -1 && f.worktree_config &&
+	    (ret = read_worktree_config(repo, why)) < 0)
+		goto out;
 	if (f.version != -1) {
 		repo->reftable = f.reftable;
 		if (f.sha256) {
@@ -894,7 +1006,8 @@ out:
 bool
 repo_reftable_now(const struct repo *repo)
 {
-	struct repo now = { .commondir = repo->commondir };
+	struct repo now = { .gitdir = repo->gitdir,
+	    .commondir = repo->commondir };
 	const char *why;
 
 	/* A config that no longer reads, or names another format: as was. */
@@ -1022,12 +1135,45 @@ alt_next(struct altfile *a, char *buf, size_t size, size_t *n)
 		buf[*n < size ? *n : size - 1] = '\0';
 		if (ferror(a->f))
 			return -EIO;
-		if (*n >= size)
-			return 1;
-		chomp(buf);
-		if ((*n = strlen(buf)))
+		/* As git: the line whole, a '\r' or blanks at its end kept. */
+		if (*n)
 			return 1;
 	}
+}
+
+/*
+ * The longest alternates line read: git has no limit, but a path padded
+ * with "/." (which git's strbuf_realpath() walk reads) may pass PATH_MAX
+ * before drop_dots() brings it back under. Past this, refused and logged.
+ */
+#define REPO_ALT_LINE_MAX (64 * 1024)
+
+/*
+ * Drop the "." components and repeated slashes of the absolute path p, in
+ * place: a lookup resolves them anyway, so a path padded with them past
+ * PATH_MAX names what git, walking it a component at a time, reads. ".."
+ * is left to realpath(): across a symlink it is not lexical, for git
+ * either.
+ */
+static void
+drop_dots(char *p)
+{
+	char *r = p, *w = p;
+
+	while (*r) {
+		if (r[0] == '/' && r[1] == '/') {
+			r++;
+			continue;
+		}
+		if (r[0] == '/' && r[1] == '.' && (r[2] == '/' || !r[2])) {
+			r += 2;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	if (w == p && *p)
+		*w++ = '/';
+	*w = '\0';
 }
 
 /*
@@ -1061,20 +1207,25 @@ add_alternates(struct repo *repo, const char *dir, unsigned depth)
 		    REPO_MAX_ALTERNATE_DEPTH);
 		goto out;
 	}
-	if (!(line = malloc(PATH_MAX))) {
+	if (!(line = malloc(REPO_ALT_LINE_MAX))) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	while ((ret = alt_next(&a, line, PATH_MAX, &n)) > 0) {
-		if (n >= PATH_MAX) {
+	while ((ret = alt_next(&a, line, REPO_ALT_LINE_MAX, &n)) > 0) {
+		alt = NULL;
+		if (n < REPO_ALT_LINE_MAX) {
+			if (!(alt = join(dir, line))) {
+				ret = -ENOMEM;
+				break;
+			}
+			drop_dots(alt);
+		}
+		if (!alt || strlen(alt) >= PATH_MAX) {
 			log_once(LOGL_WARN, "%s: a path of %zu bytes, before offset "
 			    "%lld: %s", path, n, (long long)ftello(a.f) -
 			    (long long)n, strerror(ENAMETOOLONG));
+			free(alt);
 			continue;
-		}
-		if (!(alt = join(dir, line))) {
-			ret = -ENOMEM;
-			break;
 		}
 		ret = add_objdir(repo, alt, depth + 1);
 		free(alt);

@@ -372,6 +372,35 @@ alt_chain() {
 	[ "$(wc -l <"$MNT.log")" -eq 1 ]
 }
 
+@test "alternates lines: a CR or blanks at the end are part of the path, as git; /. padding past PATH_MAX is read, as git" {
+	local pad=
+	alt_chain 4
+	# a1 and a2 by lines git cannot use (it keeps a '\r' and trailing
+	# blanks as part of the path); a3 by a path padded with "/." past
+	# PATH_MAX, which git reads; a4 through a3.
+	while [ ${#pad} -lt 4100 ]; do pad=$pad/.; done
+	{
+		printf '%s/a1/objects\r\n' "$BATS_TEST_TMPDIR"
+		printf '%s/a2/objects  \n' "$BATS_TEST_TMPDIR"
+		printf '%s%s/a3/objects\n' "$BATS_TEST_TMPDIR" "$pad"
+	} >"$REPO/objects/info/alternates"
+	run git -C "$REPO" cat-file -e "${ALT_IDS[1]}"
+	[ "$status" -ne 0 ]
+	run git -C "$REPO" cat-file -e "${ALT_IDS[2]}"
+	[ "$status" -ne 0 ]
+	git -C "$REPO" cat-file -e "${ALT_IDS[3]}"
+	git -C "$REPO" cat-file -e "${ALT_IDS[4]}"
+	mount_odbfs "$REPO" "$MNT"
+	[ ! -e "$MNT/objects/${ALT_IDS[1]}" ]
+	[ ! -e "$MNT/objects/${ALT_IDS[2]}" ]
+	cmp <(echo "blob 3 deep") "$MNT/objects/${ALT_IDS[3]}"
+	cmp <(echo "blob 4 deep") "$MNT/objects/${ALT_IDS[4]}"
+	# The two git cannot use are said once each, as missing.
+	logged_once "alternate $BATS_TEST_TMPDIR/a1/objects"
+	logged_once "alternate $BATS_TEST_TMPDIR/a2/objects  : No such file"
+	[ "$(wc -l <"$MNT.log")" -eq 2 ]
+}
+
 # alt_padded BYTES: $REPO, whose alternates file holds BYTES of comment
 # lines (up to 80 bytes each), then the path of a repository holding
 # every object; its HEAD is that repository's.

@@ -306,6 +306,71 @@ include_chain() {
 		"missing value for 'include.path'"
 }
 
+@test "config: include.path ~nosuchuser/x, or ~/x with HOME unset, is refused as git refuses it" {
+	local cfg=$GITDIR/config
+	git config -f "$cfg" include.path '~nosuchuser/x'
+	run -128 git -C "$REPO" rev-parse --git-dir
+	[[ $output == *"could not expand include path '~nosuchuser/x'"* ]]
+	[[ $output =~ (bad config line [0-9]+) ]]
+	refused_with "could not expand include path '~nosuchuser/x': ${BASH_REMATCH[1]} in file $cfg"
+	# ~/ from HOME, when there is one; where there is none, refused.
+	git config -f "$cfg" include.path '~/not-there'
+	git -C "$REPO" rev-parse --git-dir
+	run -128 env -u HOME git -C "$REPO" rev-parse --git-dir
+	[[ $output == *"could not expand include path '~/not-there'"* ]]
+	run -1 env -u HOME timeout 5 "$ODBFS" -f "$REPO" "$MNT" 3>&-
+	[[ $output == *"could not expand include path '~/not-there'"* ]]
+	! mountpoint -q "$MNT"
+}
+
+@test "config: an include that is a FIFO is refused as not a regular file, a directory as one" {
+	mkfifo "$GITDIR/fifo"
+	git config -f "$GITDIR/config" include.path fifo
+	refused_with "unable to access '$GITDIR/fifo': not a regular file"
+	git config -f "$GITDIR/config" include.path "$GITDIR/refs"
+	both_refuse "unable to access '$GITDIR/refs': Is a directory" \
+		"unable to access '$GITDIR/refs': Is a directory"
+}
+
+@test "extensions.worktreeConfig: config.worktree is read, main and linked, and refused as git refuses it" {
+	local wt=$BATS_TEST_TMPDIR/wt wtgit
+	git -C "$REPO" worktree add -q "$wt" loose
+	wtgit=$GITDIR/worktrees/wt
+	set_format 1 worktreeConfig true
+	# None yet, then a good one: mounted, as git runs.
+	git -C "$REPO" rev-parse --git-dir
+	mount_odbfs "$REPO" "$MNT"
+	unmount_odbfs "$MNT"
+	git -C "$REPO" config --worktree x.y 1
+	git -C "$wt" config --worktree x.y 2
+	[ -f "$GITDIR/config.worktree" ] && [ -f "$wtgit/config.worktree" ]
+	mount_odbfs "$wt" "$MNT"
+	unmount_odbfs "$MNT"
+	# A bad line in the main one.
+	echo 'bad line' >>"$GITDIR/config.worktree"
+	both_refuse "bad config line 3 in file .git/config.worktree" \
+		"bad config line 3 in file $GITDIR/config.worktree"
+	sed -i '/bad line/d' "$GITDIR/config.worktree"
+	git -C "$REPO" rev-parse --git-dir
+	# A bad line reached by an include from the linked worktree's.
+	echo 'bad line' >"$GITDIR/wtbad"
+	git -C "$wt" config --worktree include.path ../../wtbad
+	run -128 git -C "$wt" rev-parse --git-dir
+	[[ $output == *"bad config line 1 in file $wtgit/../../wtbad"* ]]
+	refused_with "bad config line 1 in file $wtgit/../../wtbad" "$wt"
+	# The main worktree does not read the linked one's.
+	mount_odbfs "$REPO" "$MNT"
+	unmount_odbfs "$MNT"
+	# Without the extension (false, as git reads a boolean), not read.
+	git config -f "$GITDIR/config" extensions.worktreeConfig 0
+	git -C "$wt" rev-parse --git-dir
+	mount_odbfs "$wt" "$MNT"
+	unmount_odbfs "$MNT"
+	git config -f "$GITDIR/config" extensions.worktreeConfig maybe
+	both_refuse "bad boolean config value 'maybe' for 'extensions.worktreeconfig'" \
+		"bad boolean config value 'maybe' for 'extensions.worktreeconfig'"
+}
+
 @test "config: includes ten deep, or of a file that is not there, are mounted as git reads them" {
 	include_chain 10
 	git config -f "$GITDIR/config" --add include.path not-there
