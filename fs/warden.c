@@ -3,7 +3,8 @@
  *
  *   watch()        every signal a stop sends ignored, every descriptor
  *                  closed but the pipe's end; root's real and saved ids,
- *                  kept by the daemon until now, made all its ids, with
+ *                  kept by the daemon until now, made all its ids, no
+ *                  supplementary group, with
  *                  CAP_SYS_ADMIN alone and no_new_privs
  *   mount_id()     the mount's id, before the daemon serves
  *                  statx() of the mount's root, answered by the daemon:
@@ -21,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -134,13 +136,15 @@ watch(int end, const char *mountpoint, pid_t daemon)
 		for (long fd = 4, max = sysconf(_SC_OPEN_MAX); fd < max; fd++)
 			close((int)fd);
 	/*
-	 * Root's ids, kept real and saved by the daemon until now, and of
+	 * Root's ids, kept real and saved by the daemon until now, none of
+	 * the owner's supplementary groups it took, and of
 	 * root's capabilities the one to unmount and to speak for the
 	 * daemon (sd_notify with its pid); no exec gives more. Not root,
 	 * it runs fusermount3, which no_new_privs would disarm.
 	 */
 	if (getuid() == 0 && (setresgid(0, 0, 0) < 0 ||
-	    setresuid(0, 0, 0) < 0 || jail_caps(CAP_SYS_ADMIN) < 0 ||
+	    setresuid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 ||
+	    jail_caps(CAP_SYS_ADMIN) < 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0))
 		_exit(1);
 	/* The mount's id, from what the kernel made at mount: no request. */

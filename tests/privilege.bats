@@ -74,12 +74,15 @@ syscall_in() {
 	echo "daemon: $(grep -E '^(Uid|Gid|Groups|Cap|NoNew|Seccomp)' "/proc/$ODBFS_PID/status" | tr '\n\t' '  ')"
 	jailed "$ODBFS_PID" "$uid" "$gid"
 	[ "$(status_of "$ODBFS_PID" Groups)" = "$(id -G "$USER1" | tr ' ' '\n' | sort -n | xargs)" ]
-	# The warden is root with CAP_SYS_ADMIN alone (to unmount), and
+	# The warden is root with CAP_SYS_ADMIN alone (to unmount), no group, and
 	# holds nothing of the daemon's: no repository file, no /dev/fuse,
 	# only the pipe it waits on.
 	w=$(warden_of "$ODBFS_PID")
 	echo "warden: $(grep -E '^(Uid|Cap|NoNew|Seccomp)' "/proc/$w/status" | tr '\n\t' '  ')"
 	[ "$(status_of "$w" Uid)" = "0 0 0 0" ]
+	[ "$(status_of "$w" Gid)" = "0 0 0 0" ]
+	# None of the owner's groups, which the daemon took before forking.
+	[ -z "$(status_of "$w" Groups)" ]
 	[ "$(status_of "$w" CapEff)" = 0000000000200000 ]
 	[ "$(status_of "$w" CapBnd)" = 0000000000200000 ]
 	[ "$(status_of "$w" NoNewPrivs)" = 1 ]
