@@ -108,6 +108,27 @@ agree() {
 		"$(git -C "$repo" cat-file --batch-all-objects --batch-check | wc -l)" ]
 }
 
+@test "the man page's cron line leaves a copy node_exporter's user can read" {
+	id nobody >/dev/null 2>&1 || skip "no user nobody to read as"
+	repo=$BATS_TEST_TMPDIR/repo
+	make_history "$repo"
+	mount_odbfs "$repo" "$MNT"
+	# Where nobody can reach: bats's own directories are root's only.
+	dir=$(mktemp -d /tmp/odbfs-textfile.XXXXXX)
+	chmod 755 "$dir"
+	line=$(grep -F 'root  install' "$TOP/man/odbfs.1" | sed 's/\\-/-/g' |
+		sed 's/^.*  root  //')
+	[ -n "$line" ]
+	line=${line//\/mnt\/git/$MNT}
+	line=${line//\/var\/lib\/node_exporter/$dir}
+	echo "$line"
+	bash -c "$line"
+	[ ! -e "$dir/odbfs.prom.tmp" ]
+	runuser -u nobody -- cat "$dir/odbfs.prom" >"$BATS_TEST_TMPDIR/read"
+	rm -rf "$dir"
+	samples "$BATS_TEST_TMPDIR/read" >/dev/null
+}
+
 @test "a --root mount's metrics have a series per repository, with its git directory" {
 	root=$BATS_TEST_TMPDIR/root
 	make_history "$root/team/one"
