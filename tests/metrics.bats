@@ -176,3 +176,28 @@ agree() {
 	grep -q "^nodes $root " "$BATS_TEST_TMPDIR/inside"
 	grep -q "^packs $root/team/one/.git " "$BATS_TEST_TMPDIR/inside"
 }
+
+@test "a repository whose path is not UTF-8 leaves the metrics valid, and two such stay two" {
+	root=$BATS_TEST_TMPDIR/root
+	make_history "$root/good"
+	git init -q --bare "$root/bad"$'\xff'".git"
+	git init -q --bare "$root/bad"$'\xfe'".git"
+	# A path that holds U+FFFD itself is told from a byte replaced.
+	git init -q --bare "$root/bad"$'\xef\xbf\xbd'"FF.git"
+	root=$(cd "$root" && pwd -P)
+	mkdir -p "$MNT"
+	"$ODBFS" -f --root "$root" "$MNT" 2>"$MNT.log" 3>&- &
+	ODBFS_PID=$!
+	within_seconds 5 mountpoint -q "$MNT"
+	ls "$MNT/good/HEAD/tree" "$MNT/bad"$'\xff'".git" "$MNT/bad"$'\xfe'".git" \
+		"$MNT/bad"$'\xef\xbf\xbd'"FF.git" >/dev/null
+	cp "$MNT/.odbfs/metrics" "$BATS_TEST_TMPDIR/metrics"
+	iconv -f UTF-8 -t UTF-8 "$BATS_TEST_TMPDIR/metrics" >/dev/null
+	samples "$BATS_TEST_TMPDIR/metrics" >"$BATS_TEST_TMPDIR/samples"
+	awk '$1 == "lookups" { print $2 }' "$BATS_TEST_TMPDIR/samples" | sort >"$BATS_TEST_TMPDIR/labels"
+	cat "$BATS_TEST_TMPDIR/labels"
+	r=$'\xef\xbf\xbd'
+	[ "$(cat "$BATS_TEST_TMPDIR/labels")" = "$(printf '%s\n' "$root" \
+		"$root/bad${r}EF${r}BF${r}BDFF.git" "$root/bad${r}FE.git" \
+		"$root/bad${r}FF.git" "$root/good/.git" | sort)" ]
+}
