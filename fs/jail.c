@@ -18,12 +18,10 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
-#include <linux/fuse.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -85,9 +83,6 @@ filter(void)
 	 */
 	const struct scmp_arg_cmp read_only = SCMP_A2(SCMP_CMP_MASKED_EQ,
 	    O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, O_RDONLY);
-	/* /dev/fuse's clone (clone_fd) alone: no TIOCSTI into a terminal. */
-	const struct scmp_arg_cmp fuse_clone = SCMP_A1(SCMP_CMP_EQ,
-	    FUSE_DEV_IOC_CLONE);
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	bool ok = ctx != NULL;
 	int ret;
@@ -97,7 +92,6 @@ filter(void)
 	ok = ok && add(ctx, SCMP_ACT_ALLOW, "clone", 1, &thread) &&
 	    add(ctx, SCMP_ACT_ALLOW, "openat", 1, &read_only) &&
 	    add(ctx, SCMP_ACT_ALLOW, "socket", 1, &unix_only) &&
-	    add(ctx, SCMP_ACT_ALLOW, "ioctl", 1, &fuse_clone) &&
 	    /* Whose flags it cannot see: glibc falls back to clone. */
 	    add(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
 	ret = ok ? seccomp_load(ctx) : -ENOMEM;

@@ -218,3 +218,12 @@ stop() {
 	[ "$ODBFS_STATUS" -eq 0 ]
 	! mountpoint -q "$MNT"
 }
+
+@test "-o clone_fd is refused at start, with a line that says why" {
+	user_repo "$BASE/repo"
+	run "$ODBFS" -f -o clone_fd "$BASE/repo" "$MNT"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"-o clone_fd is not supported"* ]]
+	! mountpoint -q "$MNT"
+}
