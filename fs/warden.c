@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,15 +38,36 @@
 #include <unistd.h>
 
 #include "jail.h"
+#include "odbstore/log.h"
 #include "service.h"
 #include "warden.h"
 
 /* What the daemon writes when its mount went first: leave the path be. */
 #define GONE 'g'
 
-/* The daemon's side: the pipe's end it holds, and the warden. */
+/*
+ * The daemon's side: the pipe's end it holds, the warden, the path it
+ * unmounts, and the thread a signal from its end goes to.
+ */
 static int hold = -1;
 static pid_t warden;
+static const char *watched;
+static pthread_t daemon_main;
+
+/*
+ * SIGCHLD: the warden, the daemon's one child, has ended while the
+ * daemon serves: nobody is left to unmount, so the daemon ends too, as
+ * SIGTERM ends it (libfuse's handler, in the thread that runs its loop),
+ * rather than serve on unattended. warden_stop() says what is left.
+ * Not SA_RESTART: the wait the SIGTERM interrupts, nested in this
+ * handler, must end, as it would for a SIGTERM alone.
+ */
+static void
+on_warden_end(int sig)
+{
+	(void)sig;
+	pthread_kill(daemon_main, SIGTERM);
+}
 
 /*
  * Linux 6.8's 64-bit mount id, never used again; older kernels give the
@@ -164,6 +186,7 @@ watch(int end, const char *mountpoint, pid_t daemon)
 int
 warden_start(const char *mountpoint)
 {
+	siginfo_t si = { 0 };
 	int fds[2];
 	pid_t daemon = getpid();
 
@@ -180,6 +203,14 @@ warden_start(const char *mountpoint)
 	}
 	close(fds[0]);
 	hold = fds[1];
+	watched = mountpoint;
+	daemon_main = pthread_self();
+	sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = on_warden_end,
+	    .sa_flags = SA_NOCLDSTOP }, NULL);
+	/* Gone before the handler was there. */
+	if (waitid(P_PID, (id_t)warden, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == warden)
+		on_warden_end(SIGCHLD);
 	return 0;
 }
 
@@ -192,6 +223,8 @@ warden_stop(int fusefd, bool gone)
 
 	if (warden <= 0)
 		return 0;
+	/* Its end is expected from here: no SIGTERM of the daemon's own. */
+	signal(SIGCHLD, SIG_DFL);
 	if (null >= 0) {
 		dup3(null, fusefd, O_CLOEXEC);
 		close(null);
@@ -204,5 +237,13 @@ warden_stop(int fusefd, bool gone)
 		if (errno != EINTR)
 			return -EIO;
 	warden = 0;
+	if (WIFSIGNALED(st)) {
+		/* The jailed daemon cannot unmount: the operator's to do. */
+		log_msg(LOGL_ERROR, "%s: the warden, which unmounts, was "
+		    "killed by signal %d; the mount is left, no longer "
+		    "served, for root to unmount (umount -l %s)", watched,
+		    WTERMSIG(st), watched);
+		return -EIO;
+	}
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }

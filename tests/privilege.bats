@@ -170,6 +170,25 @@ stop() {
 	gone "$w"
 }
 
+@test "the warden killed: the daemon ends at once with status 1 and says the mount is left" {
+	user_repo "$BASE/repo"
+	mount_odbfs "$BASE/repo" "$MNT"
+	w=$(warden_of "$ODBFS_PID")
+	ls "$MNT/HEAD/tree" >/dev/null
+	kill -KILL "$w"
+	within_a_second gone "$ODBFS_PID"
+	ODBFS_STATUS=0
+	wait "$ODBFS_PID" || ODBFS_STATUS=$?
+	ODBFS_PID=
+	cat "$MNT.log"
+	[ "$ODBFS_STATUS" -eq 1 ]
+	grep -q "$MNT: the warden, which unmounts, was killed by signal 9; the mount is left" "$MNT.log"
+	# Left, but no longer served: nothing reads through it.
+	grep -q " $MNT " /proc/mounts
+	! ls "$MNT/HEAD/tree" 2>/dev/null
+	umount -l "$MNT"
+}
+
 @test "--root: the daemon has the root's owner's ids; another user's repository is left out" {
 	mkdir "$BASE/forge"
 	user_repo "$BASE/forge/a"
