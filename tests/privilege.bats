@@ -93,7 +93,7 @@ syscall_in() {
 	run_as "$USER2" cat "$MNT/HEAD/tree/README" >/dev/null
 }
 
-@test "inside the daemon setuid(0), mount, ptrace and an open to write fail with EPERM, and so does a no-op setresuid" {
+@test "inside the daemon setuid(0), mount, ptrace, an open to write and PROT_EXEC fail with EPERM, and so does a no-op setresuid" {
 	command -v gdb >/dev/null || skip "gdb is absent: nothing can call inside the daemon"
 	user_repo "$BASE/repo"
 	mount_odbfs "$BASE/repo" "$MNT"
@@ -119,6 +119,13 @@ syscall_in() {
 	# execve(2) and a fork (clone without CLONE_THREAD).
 	[ "$(syscall_in "$ODBFS_PID" 59 0 0 0)" = "-1 1" ]
 	[ "$(syscall_in "$ODBFS_PID" 56 17 0 0 0 0)" = "-1 1" ]
+	# No page made executable: mmap(2) and mprotect(2) with PROT_EXEC,
+	# while the same without it is the kernel's.
+	[ "$(syscall_in "$ODBFS_PID" 9 0 4096 5 34 -1 0)" = "-1 1" ]
+	page=$(syscall_in "$ODBFS_PID" 9 0 4096 3 34 -1 0 | cut -d' ' -f1)
+	[ "$page" -gt 0 ]
+	[ "$(syscall_in "$ODBFS_PID" 10 "$page" 4096 5)" = "-1 1" ]
+	[ "$(syscall_in "$ODBFS_PID" 10 "$page" 4096 1 | cut -d' ' -f1)" = 0 ]
 	# The daemon serves on, and ends as it should.
 	cmp "$MNT/HEAD/tree/README" "$BASE/repo/README"
 	jailed "$ODBFS_PID" "$uid" "$gid"
