@@ -4,8 +4,9 @@
 # and file system ids, no capability, no_new_privs and a seccomp filter,
 # and a forbidden call made inside it (setuid, mount, ptrace) fails with
 # EPERM; its warden, the one process left with root, unmounts when it
-# ends, by a signal, an unmount or a kill; the same for --root mounts
-# and for a daemon a user started. Needs root: two users are made if
+# ends, by a signal, an unmount or a kill, and holds no group; killed
+# itself, the daemon ends too; the same for --root mounts and for a
+# daemon a user started; -o clone_fd is refused. Needs root: two users are made if
 # missing.
 
 load lib
