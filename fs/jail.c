@@ -14,16 +14,16 @@
  * to an attacker inside (mount, setuid, ptrace, execve, fork), which
  * fails just as surely.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
-#include <linux/fuse.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -32,8 +32,8 @@
 #include "jail.h"
 
 static const char *const allowed[] = {
-	/* memory; liburcu's readers (membarrier) */
-	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "membarrier",
+	/* memory (mmap, mprotect: filter()'s); liburcu's readers */
+	"brk", "munmap", "mremap", "madvise", "membarrier",
 	/* reading repositories: files, directories, links */
 	"close", "read", "pread64", "lseek", "fstat",
 	"newfstatat", "statx", "getdents64", "readlink", "readlinkat",
@@ -85,9 +85,12 @@ filter(void)
 	 */
 	const struct scmp_arg_cmp read_only = SCMP_A2(SCMP_CMP_MASKED_EQ,
 	    O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, O_RDONLY);
-	/* /dev/fuse's clone (clone_fd) alone: no TIOCSTI into a terminal. */
-	const struct scmp_arg_cmp fuse_clone = SCMP_A1(SCMP_CMP_EQ,
-	    FUSE_DEV_IOC_CLONE);
+	/*
+	 * No page made executable: code the daemon did not load before
+	 * the jail (preload()) cannot run, whatever an attacker writes.
+	 */
+	const struct scmp_arg_cmp no_exec = SCMP_A2(SCMP_CMP_MASKED_EQ,
+	    PROT_EXEC, 0);
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	bool ok = ctx != NULL;
 	int ret;
@@ -97,7 +100,8 @@ filter(void)
 	ok = ok && add(ctx, SCMP_ACT_ALLOW, "clone", 1, &thread) &&
 	    add(ctx, SCMP_ACT_ALLOW, "openat", 1, &read_only) &&
 	    add(ctx, SCMP_ACT_ALLOW, "socket", 1, &unix_only) &&
-	    add(ctx, SCMP_ACT_ALLOW, "ioctl", 1, &fuse_clone) &&
+	    add(ctx, SCMP_ACT_ALLOW, "mmap", 1, &no_exec) &&
+	    add(ctx, SCMP_ACT_ALLOW, "mprotect", 1, &no_exec) &&
 	    /* Whose flags it cannot see: glibc falls back to clone. */
 	    add(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
 	ret = ok ? seccomp_load(ctx) : -ENOMEM;
@@ -144,10 +148,25 @@ jail_caps(int keep)
 	return set_caps(keep);
 }
 
+/*
+ * What the daemon would otherwise map executable after the jail, where
+ * the filter refuses it: glibc loads libgcc_s the first time a thread
+ * is cancelled (libfuse cancels its workers at the end), to unwind it;
+ * loaded now, and never unloaded, glibc finds it there then. Without
+ * it, glibc aborts that cancel, as it would anyway.
+ */
+static void
+preload(void)
+{
+	(void)dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NODELETE);
+}
+
 int
 jail_enter(const struct owner *o)
 {
 	int ret;
+
+	preload();
 
 	if ((ret = owner_root(o)) < 0)
 		return ret;

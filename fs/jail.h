@@ -8,7 +8,8 @@
  *   - no_new_privs: no exec can give any back;
  *   - a seccomp filter that allows the system calls serving uses and
  *     fails every other one with EPERM (mount, setuid, ptrace, exec,
- *     fork, ...), and opens files to read only.
+ *     fork, ...), opens files to read only and maps no page
+ *     executable.
  *
  * Unmounting is the warden's (warden.h) from then on.
  */

@@ -493,6 +493,17 @@ main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
+	/*
+	 * libfuse opens /dev/fuse again in each worker thread for clone_fd,
+	 * after the jail, whose filter opens no file to write: refused
+	 * here rather than fallen back from with a line in the log.
+	 */
+	if (opts.clone_fd) {
+		fprintf(stderr, "odbfs: -o clone_fd is not supported: the "
+		    "daemon opens nothing to write once mounted, and libfuse "
+		    "opens /dev/fuse for it then (odbfs(1), SECURITY)\n");
+		goto out;
+	}
 	/* With --root, the one argument taken for REPO is the mountpoint. */
 	if (conf.root && conf.repo && !opts.mountpoint) {
 		if (!(opts.mountpoint = realpath(conf.repo, NULL))) {
@@ -696,7 +707,6 @@ main(int argc, char **argv)
 	if (opts.singlethread) {
 		ret = fuse_session_loop(se);
 	} else {
-		loop.clone_fd = opts.clone_fd;
 		/* UINT_MAX means unset; libfuse 3.14 warns if passed on. */
 		loop.max_idle_threads = opts.max_idle_threads == UINT_MAX ?
 		    10 : opts.max_idle_threads;

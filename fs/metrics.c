@@ -123,17 +123,76 @@ gather(const struct odbfs *fs, struct rows *t)
 	move_figures(root, r, 0, STAT_CACHE_MISSES);
 }
 
-/* A label's value, escaped as the format says: \\, \" and \n. */
-static void
-put_value(FILE *f, const char *s)
+/*
+ * The length of the UTF-8 sequence that starts s, if it is one the
+ * format accepts (no overlong form, no surrogate, nothing past
+ * U+10FFFF), else 0.
+ */
+static size_t
+utf8_len(const unsigned char *s)
 {
-	for (; *s; s++)
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* U+FFFD, the replacement character, in UTF-8. */
+#define REPLACEMENT "\xef\xbf\xbd"
+
+/*
+ * A label's value, escaped as the format says (\\, \" and \n), and
+ * valid UTF-8 as it requires, whatever bytes a path holds: a byte that
+ * is not part of a character, and each byte of a U+FFFD the path itself
+ * holds, becomes U+FFFD followed by the byte in two hex digits
+ * ("bad\xff.git" shows as "bad\uFFFDFF.git"), so that two paths stay
+ * two values.
+ */
+static void
+put_value(FILE *f, const char *value)
+{
+	const unsigned char *s = (const unsigned char *)value;
+	size_t n;
+
+	while (*s) {
+		n = utf8_len(s);
+		if (n == 0 || (n == 3 && memcmp(s, REPLACEMENT, 3) == 0)) {
+			for (size_t i = 0; i < (n ? n : 1); i++)
+				fprintf(f, REPLACEMENT "%02X", s[i]);
+			s += n ? n : 1;
+			continue;
+		}
 		if (*s == '\\' || *s == '"')
 			fprintf(f, "\\%c", *s);
 		else if (*s == '\n')
 			fputs("\\n", f);
 		else
-			fputc(*s, f);
+			fwrite(s, 1, n, f);
+		s += n;
+	}
 }
 
 static void

@@ -3,7 +3,8 @@
  *
  *   watch()        every signal a stop sends ignored, every descriptor
  *                  closed but the pipe's end; root's real and saved ids,
- *                  kept by the daemon until now, made all its ids, with
+ *                  kept by the daemon until now, made all its ids, no
+ *                  supplementary group, with
  *                  CAP_SYS_ADMIN alone and no_new_privs
  *   mount_id()     the mount's id, before the daemon serves
  *                  statx() of the mount's root, answered by the daemon:
@@ -21,6 +22,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,15 +38,36 @@
 #include <unistd.h>
 
 #include "jail.h"
+#include "odbstore/log.h"
 #include "service.h"
 #include "warden.h"
 
 /* What the daemon writes when its mount went first: leave the path be. */
 #define GONE 'g'
 
-/* The daemon's side: the pipe's end it holds, and the warden. */
+/*
+ * The daemon's side: the pipe's end it holds, the warden, the path it
+ * unmounts, and the thread a signal from its end goes to.
+ */
 static int hold = -1;
 static pid_t warden;
+static const char *watched;
+static pthread_t daemon_main;
+
+/*
+ * SIGCHLD: the warden, the daemon's one child, has ended while the
+ * daemon serves: nobody is left to unmount, so the daemon ends too, as
+ * SIGTERM ends it (libfuse's handler, in the thread that runs its loop),
+ * rather than serve on unattended. warden_stop() says what is left.
+ * Not SA_RESTART: the wait the SIGTERM interrupts, nested in this
+ * handler, must end, as it would for a SIGTERM alone.
+ */
+static void
+on_warden_end(int sig)
+{
+	(void)sig;
+	pthread_kill(daemon_main, SIGTERM);
+}
 
 /*
  * Linux 6.8's 64-bit mount id, never used again; older kernels give the
@@ -134,13 +158,15 @@ watch(int end, const char *mountpoint, pid_t daemon)
 		for (long fd = 4, max = sysconf(_SC_OPEN_MAX); fd < max; fd++)
 			close((int)fd);
 	/*
-	 * Root's ids, kept real and saved by the daemon until now, and of
+	 * Root's ids, kept real and saved by the daemon until now, none of
+	 * the owner's supplementary groups it took, and of
 	 * root's capabilities the one to unmount and to speak for the
 	 * daemon (sd_notify with its pid); no exec gives more. Not root,
 	 * it runs fusermount3, which no_new_privs would disarm.
 	 */
 	if (getuid() == 0 && (setresgid(0, 0, 0) < 0 ||
-	    setresuid(0, 0, 0) < 0 || jail_caps(CAP_SYS_ADMIN) < 0 ||
+	    setresuid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 ||
+	    jail_caps(CAP_SYS_ADMIN) < 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0))
 		_exit(1);
 	/* The mount's id, from what the kernel made at mount: no request. */
@@ -160,6 +186,7 @@ watch(int end, const char *mountpoint, pid_t daemon)
 int
 warden_start(const char *mountpoint)
 {
+	siginfo_t si = { 0 };
 	int fds[2];
 	pid_t daemon = getpid();
 
@@ -176,6 +203,14 @@ warden_start(const char *mountpoint)
 	}
 	close(fds[0]);
 	hold = fds[1];
+	watched = mountpoint;
+	daemon_main = pthread_self();
+	sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = on_warden_end,
+	    .sa_flags = SA_NOCLDSTOP }, NULL);
+	/* Gone before the handler was there. */
+	if (waitid(P_PID, (id_t)warden, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == warden)
+		on_warden_end(SIGCHLD);
 	return 0;
 }
 
@@ -188,6 +223,8 @@ warden_stop(int fusefd, bool gone)
 
 	if (warden <= 0)
 		return 0;
+	/* Its end is expected from here: no SIGTERM of the daemon's own. */
+	signal(SIGCHLD, SIG_DFL);
 	if (null >= 0) {
 		dup3(null, fusefd, O_CLOEXEC);
 		close(null);
@@ -200,5 +237,13 @@ warden_stop(int fusefd, bool gone)
 		if (errno != EINTR)
 			return -EIO;
 	warden = 0;
+	if (WIFSIGNALED(st)) {
+		/* The jailed daemon cannot unmount: the operator's to do. */
+		log_msg(LOGL_ERROR, "%s: the warden, which unmounts, was "
+		    "killed by signal %d; the mount is left, no longer "
+		    "served, for root to unmount (umount -l %s)", watched,
+		    WTERMSIG(st), watched);
+		return -EIO;
+	}
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }

@@ -9,7 +9,9 @@
  * daemon to end, however it ends (an unmount, a signal, a crash, SIGKILL:
  * the end of a pipe that only the daemon holds closes with it), unmounts,
  * and exits. A daemon that has given up its privileges cannot unmount;
- * with a warden, the mount never outlives it.
+ * with a warden, the mount never outlives it. Should the warden be
+ * killed, the daemon (its parent: SIGCHLD) ends at once rather than
+ * serve with nobody to unmount, and leaves the mount to root.
  */
 #ifndef ODBFS_WARDEN_H
 #define ODBFS_WARDEN_H

@@ -108,6 +108,27 @@ agree() {
 		"$(git -C "$repo" cat-file --batch-all-objects --batch-check | wc -l)" ]
 }
 
+@test "the man page's cron line leaves a copy node_exporter's user can read" {
+	id nobody >/dev/null 2>&1 || skip "no user nobody to read as"
+	repo=$BATS_TEST_TMPDIR/repo
+	make_history "$repo"
+	mount_odbfs "$repo" "$MNT"
+	# Where nobody can reach: bats's own directories are root's only.
+	dir=$(mktemp -d /tmp/odbfs-textfile.XXXXXX)
+	chmod 755 "$dir"
+	line=$(grep -F 'root  install' "$TOP/man/odbfs.1" | sed 's/\\-/-/g' |
+		sed 's/^.*  root  //')
+	[ -n "$line" ]
+	line=${line//\/mnt\/git/$MNT}
+	line=${line//\/var\/lib\/node_exporter/$dir}
+	echo "$line"
+	bash -c "$line"
+	[ ! -e "$dir/odbfs.prom.tmp" ]
+	runuser -u nobody -- cat "$dir/odbfs.prom" >"$BATS_TEST_TMPDIR/read"
+	rm -rf "$dir"
+	samples "$BATS_TEST_TMPDIR/read" >/dev/null
+}
+
 @test "a --root mount's metrics have a series per repository, with its git directory" {
 	root=$BATS_TEST_TMPDIR/root
 	make_history "$root/team/one"
@@ -154,4 +175,29 @@ agree() {
 		"$(printf '%s\n' "$root" "$root/team/one/.git" | sort)" ]
 	grep -q "^nodes $root " "$BATS_TEST_TMPDIR/inside"
 	grep -q "^packs $root/team/one/.git " "$BATS_TEST_TMPDIR/inside"
+}
+
+@test "a repository whose path is not UTF-8 leaves the metrics valid, and two such stay two" {
+	root=$BATS_TEST_TMPDIR/root
+	make_history "$root/good"
+	git init -q --bare "$root/bad"$'\xff'".git"
+	git init -q --bare "$root/bad"$'\xfe'".git"
+	# A path that holds U+FFFD itself is told from a byte replaced.
+	git init -q --bare "$root/bad"$'\xef\xbf\xbd'"FF.git"
+	root=$(cd "$root" && pwd -P)
+	mkdir -p "$MNT"
+	"$ODBFS" -f --root "$root" "$MNT" 2>"$MNT.log" 3>&- &
+	ODBFS_PID=$!
+	within_seconds 5 mountpoint -q "$MNT"
+	ls "$MNT/good/HEAD/tree" "$MNT/bad"$'\xff'".git" "$MNT/bad"$'\xfe'".git" \
+		"$MNT/bad"$'\xef\xbf\xbd'"FF.git" >/dev/null
+	cp "$MNT/.odbfs/metrics" "$BATS_TEST_TMPDIR/metrics"
+	iconv -f UTF-8 -t UTF-8 "$BATS_TEST_TMPDIR/metrics" >/dev/null
+	samples "$BATS_TEST_TMPDIR/metrics" >"$BATS_TEST_TMPDIR/samples"
+	awk '$1 == "lookups" { print $2 }' "$BATS_TEST_TMPDIR/samples" | sort >"$BATS_TEST_TMPDIR/labels"
+	cat "$BATS_TEST_TMPDIR/labels"
+	r=$'\xef\xbf\xbd'
+	[ "$(cat "$BATS_TEST_TMPDIR/labels")" = "$(printf '%s\n' "$root" \
+		"$root/bad${r}EF${r}BF${r}BDFF.git" "$root/bad${r}FE.git" \
+		"$root/bad${r}FF.git" "$root/good/.git" | sort)" ]
 }

@@ -4,8 +4,9 @@
 # and file system ids, no capability, no_new_privs and a seccomp filter,
 # and a forbidden call made inside it (setuid, mount, ptrace) fails with
 # EPERM; its warden, the one process left with root, unmounts when it
-# ends, by a signal, an unmount or a kill; the same for --root mounts
-# and for a daemon a user started. Needs root: two users are made if
+# ends, by a signal, an unmount or a kill, and holds no group; killed
+# itself, the daemon ends too; the same for --root mounts and for a
+# daemon a user started; -o clone_fd is refused. Needs root: two users are made if
 # missing.
 
 load lib
@@ -74,12 +75,15 @@ syscall_in() {
 	echo "daemon: $(grep -E '^(Uid|Gid|Groups|Cap|NoNew|Seccomp)' "/proc/$ODBFS_PID/status" | tr '\n\t' '  ')"
 	jailed "$ODBFS_PID" "$uid" "$gid"
 	[ "$(status_of "$ODBFS_PID" Groups)" = "$(id -G "$USER1" | tr ' ' '\n' | sort -n | xargs)" ]
-	# The warden is root with CAP_SYS_ADMIN alone (to unmount), and
+	# The warden is root with CAP_SYS_ADMIN alone (to unmount), no group, and
 	# holds nothing of the daemon's: no repository file, no /dev/fuse,
 	# only the pipe it waits on.
 	w=$(warden_of "$ODBFS_PID")
 	echo "warden: $(grep -E '^(Uid|Cap|NoNew|Seccomp)' "/proc/$w/status" | tr '\n\t' '  ')"
 	[ "$(status_of "$w" Uid)" = "0 0 0 0" ]
+	[ "$(status_of "$w" Gid)" = "0 0 0 0" ]
+	# None of the owner's groups, which the daemon took before forking.
+	[ -z "$(status_of "$w" Groups)" ]
 	[ "$(status_of "$w" CapEff)" = 0000000000200000 ]
 	[ "$(status_of "$w" CapBnd)" = 0000000000200000 ]
 	[ "$(status_of "$w" NoNewPrivs)" = 1 ]
@@ -90,7 +94,7 @@ syscall_in() {
 	run_as "$USER2" cat "$MNT/HEAD/tree/README" >/dev/null
 }
 
-@test "inside the daemon setuid(0), mount, ptrace and an open to write fail with EPERM, and so does a no-op setresuid" {
+@test "inside the daemon setuid(0), mount, ptrace, an open to write and PROT_EXEC fail with EPERM, and so does a no-op setresuid" {
 	command -v gdb >/dev/null || skip "gdb is absent: nothing can call inside the daemon"
 	user_repo "$BASE/repo"
 	mount_odbfs "$BASE/repo" "$MNT"
@@ -116,6 +120,13 @@ syscall_in() {
 	# execve(2) and a fork (clone without CLONE_THREAD).
 	[ "$(syscall_in "$ODBFS_PID" 59 0 0 0)" = "-1 1" ]
 	[ "$(syscall_in "$ODBFS_PID" 56 17 0 0 0 0)" = "-1 1" ]
+	# No page made executable: mmap(2) and mprotect(2) with PROT_EXEC,
+	# while the same without it is the kernel's.
+	[ "$(syscall_in "$ODBFS_PID" 9 0 4096 5 34 -1 0)" = "-1 1" ]
+	page=$(syscall_in "$ODBFS_PID" 9 0 4096 3 34 -1 0 | cut -d' ' -f1)
+	[ "$page" -gt 0 ]
+	[ "$(syscall_in "$ODBFS_PID" 10 "$page" 4096 5)" = "-1 1" ]
+	[ "$(syscall_in "$ODBFS_PID" 10 "$page" 4096 1 | cut -d' ' -f1)" = 0 ]
 	# The daemon serves on, and ends as it should.
 	cmp "$MNT/HEAD/tree/README" "$BASE/repo/README"
 	jailed "$ODBFS_PID" "$uid" "$gid"
@@ -167,6 +178,25 @@ stop() {
 	gone "$w"
 }
 
+@test "the warden killed: the daemon ends at once with status 1 and says the mount is left" {
+	user_repo "$BASE/repo"
+	mount_odbfs "$BASE/repo" "$MNT"
+	w=$(warden_of "$ODBFS_PID")
+	ls "$MNT/HEAD/tree" >/dev/null
+	kill -KILL "$w"
+	within_a_second gone "$ODBFS_PID"
+	ODBFS_STATUS=0
+	wait "$ODBFS_PID" || ODBFS_STATUS=$?
+	ODBFS_PID=
+	cat "$MNT.log"
+	[ "$ODBFS_STATUS" -eq 1 ]
+	grep -q "$MNT: the warden, which unmounts, was killed by signal 9; the mount is left" "$MNT.log"
+	# Left, but no longer served: nothing reads through it.
+	grep -q " $MNT " /proc/mounts
+	! ls "$MNT/HEAD/tree" 2>/dev/null
+	umount -l "$MNT"
+}
+
 @test "--root: the daemon has the root's owner's ids; another user's repository is left out" {
 	mkdir "$BASE/forge"
 	user_repo "$BASE/forge/a"
@@ -213,5 +243,14 @@ stop() {
 	wait "$ODBFS_PID" || ODBFS_STATUS=$?
 	ODBFS_PID=
 	[ "$ODBFS_STATUS" -eq 0 ]
+	! mountpoint -q "$MNT"
+}
+
+@test "-o clone_fd is refused at start, with a line that says why" {
+	user_repo "$BASE/repo"
+	run "$ODBFS" -f -o clone_fd "$BASE/repo" "$MNT"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"-o clone_fd is not supported"* ]]
 	! mountpoint -q "$MNT"
 }

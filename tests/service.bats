@@ -78,6 +78,67 @@ PY
 	within_seconds 5 test -S "$1"
 }
 
+# reap: wait for the daemon, whose status goes to $ODBFS_STATUS, and
+# leave its mount as it is (unmount_odbfs would take it).
+reap() {
+	ODBFS_STATUS=0
+	wait "$ODBFS_PID" || ODBFS_STATUS=$?
+	ODBFS_PID=
+}
+
+# stop_post UNIT REPO: run UNIT's ExecStopPost= for an instance of REPO
+# mounted on $MNT, with the specifiers and variables systemd would fill in.
+stop_post() {
+	local line
+	line=$(sed -n 's/^ExecStopPost=-//p' "$TOP/systemd/$1")
+	[ -n "$line" ]
+	line=${line//%f/$2}
+	line=${line//'${MOUNTPOINT}'/$MNT}
+	line=${line//'$$'/'$'}
+	eval "$line" || :
+}
+
+@test "ExecStopPost= unmounts the instance's own mount, left by a killed warden, and nothing else" {
+	repo=$(cd "$repo" && pwd -P)
+	other=$BATS_TEST_TMPDIR/other
+	small_repo "$other" two
+	for unit in odbfs@.service odbfs-root@.service; do
+		# Something else mounted on the path: left.
+		mkdir -p "$MNT"
+		mount -t tmpfs odbfs-test "$MNT"
+		stop_post "$unit" "$repo"
+		mountpoint -q "$MNT"
+		umount "$MNT"
+		# Another instance's odbfs mount there: left.
+		mount_odbfs "$other" "$MNT"
+		stop_post "$unit" "$repo"
+		mountpoint -q "$MNT"
+		[ -f "$MNT/HEAD/tree/file" ]
+		unmount_odbfs "$MNT"
+	done
+	# Its own, left when the warden was killed: unmounted.
+	mount_odbfs "$repo" "$MNT"
+	kill -KILL "$(cat /proc/$ODBFS_PID/task/*/children)"
+	within_seconds 2 gone "$ODBFS_PID"
+	reap
+	[ "$ODBFS_STATUS" -eq 1 ]
+	grep -q " $MNT " /proc/mounts
+	stop_post odbfs@.service "$repo"
+	! grep -q " $MNT " /proc/mounts
+	# The same for a --root mount.
+	mkdir -p "$BATS_TEST_TMPDIR/root"
+	git clone -q --bare "$repo" "$BATS_TEST_TMPDIR/root/r.git"
+	root=$(cd "$BATS_TEST_TMPDIR/root" && pwd -P)
+	"$ODBFS" -f --root "$root" "$MNT" 2>"$MNT.log" 3>&- &
+	ODBFS_PID=$!
+	within_seconds 5 mountpoint -q "$MNT"
+	kill -KILL "$ODBFS_PID" "$(cat /proc/$ODBFS_PID/task/*/children)"
+	reap
+	grep -q " $MNT " /proc/mounts
+	stop_post odbfs-root@.service "$root"
+	! grep -q " $MNT " /proc/mounts
+}
+
 @test "READY=1 once the mount answers, STOPPING=1 on SIGTERM, both from the main process" {
 	sock=$BATS_TEST_TMPDIR/notify
 	listen "$sock"
