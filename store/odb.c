@@ -1032,20 +1032,25 @@ slot_of(const struct walked *w, const unsigned char *raw)
 	return (size_t)oid_prefix64(raw) & (w->nslots - 1);
 }
 
-static bool
-walked_has(const struct walked *w, const unsigned char *raw)
+/* Where raw is in w->ids, plus one; 0 if w does not hold it. */
+static size_t
+walked_index(const struct walked *w, const unsigned char *raw)
 {
 	if (!w->nslots)
-		return false;
+		return 0;
 	for (size_t s = slot_of(w, raw);; s = (s + 1) & (w->nslots - 1)) {
 		uint32_t i = w->slots[s];
 
-		if (!i)
-			return false;
-		if (!memcmp(w->ids + (size_t)(i - 1) * w->rawsz, raw,
+		if (!i || !memcmp(w->ids + (size_t)(i - 1) * w->rawsz, raw,
 		    w->rawsz))
-			return true;
+			return i;
 	}
+}
+
+static bool
+walked_has(const struct walked *w, const unsigned char *raw)
+{
+	return walked_index(w, raw) != 0;
 }
 
 /* Add raw, which it does not hold. */
@@ -1474,7 +1479,8 @@ odb_commit_tree(struct odb *odb, const unsigned char *raw, unsigned char *tree)
 int
 odb_list_trees(struct odb *odb, unsigned char **ids, size_t *n)
 {
-	size_t rawsz = odb->repo->rawsz, nc, k = 0;
+	size_t rawsz = odb->repo->rawsz, nc, k = 0, bad = 0;
+	char bad_hex[OID_HEXSZ_MAX + 1];
 	unsigned char *commits;
 	int ret;
 
@@ -1482,11 +1488,37 @@ odb_list_trees(struct odb *odb, unsigned char **ids, size_t *n)
 	*n = 0;
 	if ((ret = odb_list_commits(odb, &commits, &nc)) < 0)
 		return ret;
-	/* In place: the tree of the i-th commit goes at k <= i. */
-	for (size_t i = 0; i < nc; i++)
-		if (odb_commit_tree(odb, commits + i * rawsz, commits + k * rawsz)
-		    == 0)
+	/*
+	 * In place: the tree of the i-th commit goes at k <= i. The graph's
+	 * tree, unless that is no tree (a damaged or hostile graph): then
+	 * the commit's own, said once.
+	 */
+	for (size_t i = 0; i < nc; i++) {
+		unsigned char c[OID_RAWSZ_MAX], *tree = commits + k * rawsz;
+		struct objinfo info;
+		struct commit cm;
+
+		/* The tree may go where the commit's id was: copied first. */
+		memcpy(c, commits + i * rawsz, rawsz);
+		if (odb_commit_tree(odb, c, tree) < 0)
+			continue;
+		if (odb_info(odb, tree, &info) == 0 && info.type == OBJ_TREE) {
 			k++;
+			continue;
+		}
+		if (odb_commit_read(odb, c, &cm) == 0) {
+			if (!bad)
+				oid_to_hex(bad_hex, c, rawsz);
+			bad++;
+			memcpy(tree, cm.tree, rawsz);
+			k++;
+		}
+		commit_release(&cm);
+	}
+	if (bad)
+		log_once(LOGL_WARN, "%s: the commit-graph names for %zu "
+		    "commits a tree that is none (the first %s): their trees "
+		    "are read from them", odb->repo->commondir, bad, bad_hex);
 	*ids = commits;
 	*n = sort_unique(commits, k, rawsz);
 	return 0;
@@ -1496,7 +1528,14 @@ int
 odb_list_tags(struct odb *odb, unsigned char **ids, size_t *n)
 {
 	size_t rawsz = odb->repo->rawsz;
-	struct stack tips = { .rawsz = rawsz }, tags = { .rawsz = rawsz };
+	struct stack tips = { .rawsz = rawsz };
+	/*
+	 * Each tag descended from once, with the most peels left it was met
+	 * with (left[]): refs to the tags of one chain cost the chain, not
+	 * the chain times the refs.
+	 */
+	struct walked tags = { .rawsz = rawsz };
+	uint16_t *left = NULL;
 	const struct refs *refs;
 	int ret = 0;
 
@@ -1514,10 +1553,30 @@ odb_list_tags(struct odb *odb, unsigned char **ids, size_t *n)
 		struct tag t;
 
 		memcpy(id, tips.ids + i * rawsz, rawsz);
-		for (int depth = 0; ret == 0 && depth < PEEL_MAX_DEPTH &&
-		    odb_info(odb, id, &info) == 0 && info.type == OBJ_TAG;
+		for (int depth = 0; ret == 0 && depth < PEEL_MAX_DEPTH;
 		    depth++) {
-			ret = push(&tags, id);
+			uint16_t more = (uint16_t)(PEEL_MAX_DEPTH - depth);
+			size_t at = walked_index(&tags, id);
+
+			if (at && left[at - 1] >= more)
+				break;
+			if (!at) {
+				uint16_t *grown;
+
+				if (odb_info(odb, id, &info) < 0 ||
+				    info.type != OBJ_TAG)
+					break;
+				if ((ret = walked_add(&tags, id)) < 0)
+					break;
+				if (!(grown = realloc(left, tags.alloc *
+				    sizeof(*left)))) {
+					ret = -ENOMEM;
+					break;
+				}
+				left = grown;
+				at = tags.n;
+			}
+			left[at - 1] = more;
 			if (odb_tag_read(odb, id, &t) < 0)
 				break;
 			memcpy(id, t.object, rawsz);
@@ -1525,6 +1584,8 @@ odb_list_tags(struct odb *odb, unsigned char **ids, size_t *n)
 		}
 	}
 	free(tips.ids);
+	free(tags.slots);
+	free(left);
 	if (ret < 0) {
 		free(tags.ids);
 		return ret;

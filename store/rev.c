@@ -86,30 +86,22 @@ steps_of(const char *suffix)
 }
 
 /*
- * Step from commit id to its parent which (0 for the first): from the
- * commit-graph when it names id and which is one of the two it holds
- * inline (git's rev-parse takes parents from there too), else by reading
- * the commit. -ENOENT when there is no such parent, or id is a shallow
- * clone's boundary (git stops there even when the parent is at hand).
+ * Step from commit id to its parent which (0 for the first), as the
+ * commit names it: read from the commit, never from the commit-graph,
+ * whose parent links a damaged or hostile graph may bend (git's rev-parse
+ * would follow them; commits/<id>/parent, from the commit, would not).
+ * -ENOENT when there is no such parent, or id is a shallow clone's
+ * boundary (git stops there even when the parent is at hand).
  */
 static int
 parent_step(struct odb *odb, unsigned char *id, size_t which)
 {
-	size_t rawsz = odb_rawsz(odb), n;
-	unsigned char parents[2 * OID_RAWSZ_MAX];
+	size_t rawsz = odb_rawsz(odb);
 	struct commit c;
-	int64_t time;
 	int ret;
 
 	if (odb_is_shallow(odb, id))
 		return -ENOENT;
-	if (which < 2 && odb_graph_commit(odb, id, parents, 2, &n, &time) ==
-	    0) {
-		if (which >= n)
-			return -ENOENT;
-		memcpy(id, parents + which * rawsz, rawsz);
-		return 0;
-	}
 	if ((ret = odb_commit_read(odb, id, &c)) == 0 && which >= c.nparents)
 		ret = -ENOENT;
 	if (ret == 0)

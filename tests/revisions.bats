@@ -329,3 +329,42 @@ PY
 	[ "$(ls "$MNT/commits")" = "$want" ]
 	[ "$(grep -c . "$MNT.log")" -eq 1 ]
 }
+
+@test "a commit-graph whose parents and trees lie: steps follow the commits, trees/ lists theirs, one log line" {
+	local r=$BATS_TEST_TMPDIR/lying g blob i
+	git init -q -b main "$r"
+	for i in $(seq 1 12); do
+		echo "$i" >"$r/f"
+		git -C "$r" add f
+		GIT_COMMITTER_DATE="$((1700000000 + i)) +0000" git -C "$r" commit -q -m "c$i"
+	done
+	git -C "$r" commit-graph write --reachable
+	g=$r/.git/objects/info/commit-graph
+	blob=$(git -C "$r" rev-parse HEAD:f)
+	# Every commit's first parent made itself, and three trees a blob.
+	python3 - "$g" "$blob" <<-'PY'
+	import struct, sys
+	path, blob = sys.argv[1], bytes.fromhex(sys.argv[2])
+	b = bytearray(open(path, "rb").read())
+	chunks = {bytes(b[8 + 12 * i:12 + 12 * i]):
+	          struct.unpack(">Q", b[12 + 12 * i:20 + 12 * i])[0]
+	          for i in range(b[6] + 1)}
+	cdat = chunks[b"CDAT"]
+	n = (cdat - chunks[b"OIDL"]) // 20
+	for i in range(n):
+	    b[cdat + 36 * i + 20:cdat + 36 * i + 24] = struct.pack(">I", i)
+	for i in (0, 4, 8):
+	    b[cdat + 36 * i:cdat + 36 * i + 20] = blob
+	open(path, "wb").write(b)
+	PY
+	mount_odbfs "$r" "$MNT"
+	for i in 1 2 5 11; do
+		link_is "$MNT/HEAD~$i" \
+			"commits/$(git -C "$r" -c core.commitGraph=false rev-parse "HEAD~$i")"
+	done
+	diff <(ls "$MNT/trees") \
+		<(git -C "$r" -c core.commitGraph=false log --format=%T | LC_ALL=C sort -u)
+	ls "$MNT/trees" >/dev/null
+	[ "$(grep -c "the commit-graph names for 3 commits a tree that is none" "$MNT.log")" -eq 1 ]
+	[ "$(grep -c . "$MNT.log")" -eq 1 ]
+}
