@@ -26,7 +26,9 @@ mount_odbfs() {
 	"$ODBFS" -f "$@" "$repo" "$mnt" 2>"$mnt.log" 3>&- &
 	ODBFS_PID=$!
 	for _ in $(seq 1 100); do
-		mountpoint -q "$mnt" && return 0
+		# mountpoint reads the mount table; a stat of the root waits
+		# for the daemon to serve (past its jail, see SECURITY).
+		mountpoint -q "$mnt" && stat "$mnt" >/dev/null && return 0
 		kill -0 "$ODBFS_PID" 2>/dev/null || break
 		sleep 0.05
 	done
