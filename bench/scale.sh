@@ -218,12 +218,13 @@ fusermount3 -u "$sm"
 say ""
 
 # d. restic over a forge's root.
-# served MNT: the bytes each repository of the forge at MNT served, summed
-# (the root's own stats count what was asked of the root and its groups).
+# served MNT: the bytes each repository of the forge at MNT served, by
+# reads and pushed ahead into the page cache, summed (the root's own
+# stats count what was asked of the root and its groups).
 served() {
 	local r n=0
 	for r in "$1"/*.git; do
-		n=$((n + $(stat_of "$r" bytes_served)))
+		n=$((n + $(stat_of "$r" bytes_served) + $(stat_of "$r" bytes_pushed)))
 	done
 	echo "$n"
 }
