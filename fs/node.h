@@ -197,8 +197,9 @@ uint64_t node_ino(const void *key, size_t keylen);
  * is their key hashed with seed (so that the same path in two
  * repositories has two numbers, each the same at every mount), and
  * node_intern() and node_find() find only that repository's nodes. A
- * single mount never calls it: repo 0, seed 0, whose numbers are the
- * ones odbfs always gave. Cells are for repo 0 alone.
+ * single mount's repository is repo 0, seed 0, whose numbers are the
+ * ones odbfs always gave (its watcher's thread enters it too). Cells are
+ * for repo 0 alone.
  */
 void node_enter(uint32_t repo, uint64_t seed);
 

@@ -1,6 +1,7 @@
 /*
  * odbfs: the daemon's shared state, set up by main.c before the session
- * starts and read (never written) by the handlers in ops.c.
+ * starts and read by the handlers in ops.c; only FUSE's init (no_open)
+ * writes it, before any other request.
  */
 #ifndef ODBFS_ODBFS_H
 #define ODBFS_ODBFS_H

@@ -1,6 +1,5 @@
 /*
- * loose: scanning loose objects into a sorted set, and reading one. Called
- * by snapshot.c (scan, when a snapshot is built) and read.c (to read).
+ * loose: scanning loose objects into a sorted set, and reading one.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -1,8 +1,7 @@
 /*
- * pack: opening packs and parsing entry headers. Called by snapshot.c (to
- * open the packs a snapshot lists) and read.c (to walk entries and delta
- * chains). Every offset an index or an entry gives is checked against the
- * mapped bytes before it is used.
+ * pack: opening packs and parsing their entries' headers, and the types
+ * that delta chains resolve to. Every offset an index or an entry gives
+ * is checked against the mapped bytes before it is used.
  */
 #include <errno.h>
 #include <fcntl.h>

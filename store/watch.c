@@ -2,7 +2,7 @@
  * watch: the watcher thread. Started by the daemon after mounting; calls
  * odb_update() and the daemon's callback. Nothing here runs on a lookup.
  *
- *   run_inotify()
+ *   run()
  *     poll(inotify, stop)         blocks: no timeout
  *     collect()                   every queued event, then those that
  *                                 arrive while it reads (non-blocking)

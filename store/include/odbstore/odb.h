@@ -76,7 +76,12 @@ const char *odb_format(const struct odb *odb);
 const char *odb_gitdir(const struct odb *odb);
 const char *odb_commondir(const struct odb *odb);
 
-/* True when the object exists. Memory only: never a system call. */
+/*
+ * True when the object exists: from memory, with no system call, unless
+ * the snapshot saw a pack go away while it was built and the id is not in
+ * it; then the object directory is rescanned (twice at most) before it
+ * says no, so that git gc never makes an object seem missing.
+ */
 bool odb_has(struct odb *odb, const unsigned char *raw);
 
 /* Type and size: 0, -ENOENT, -EFSCORRUPTED (logged), or another -errno. */
