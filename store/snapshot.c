@@ -239,11 +239,14 @@ scan_packs(struct snapshot *s, const char *dir, unsigned dirno,
 	if ((size_t)snprintf(packdir, sizeof(packdir), "%s/pack", dir) >=
 	    sizeof(packdir))
 		return -ENAMETOOLONG;
-	/* As git does: say why, and go on without them. */
+	/*
+	 * As git does: say why, and go on without them; once, not at each
+	 * rescan a change brings while it lasts.
+	 */
 	if (!(d = opendir(packdir))) {
 		ret = -errno;
 		if (ret != -ENOENT)
-			log_msg(LOGL_ERROR, "%s: %s: its packs are left out",
+			log_once(LOGL_ERROR, "%s: %s: its packs are left out",
 			    packdir, strerror(-ret));
 		return ret == -ENOMEM ? ret : 0;
 	}
