@@ -502,7 +502,8 @@ list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
 	for (size_t i = 0; i < n; i++) {
 		const unsigned char *id = ids + i * fs->rawsz;
 
-		if (odb_info(fs->odb, id, &info) == 0 && info.type == type)
+		if (type == OBJ_NONE || (odb_info(fs->odb, id, &info) == 0 &&
+		    info.type == type))
 			memmove(ids + k++ * fs->rawsz, id, fs->rawsz);
 	}
 	if (links) {

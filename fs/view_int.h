@@ -172,8 +172,9 @@ int add_rec(struct dirlist *l, const char *name, bool owned, mode_t type,
     uint64_t ino);
 
 /*
- * The objects list gives (odb_list_commits(), ...) that are of type, as
- * the directories a lookup finds under dir (tags/), or, with links set,
+ * The objects list gives (odb_list_commits(), ...) that are of type
+ * (all of them for OBJ_NONE: the list holds no other), as the
+ * directories a lookup finds under dir (tags/), or, with links set,
  * as the links to by-id/ that by_id_link() makes (commits/, trees/): a
  * walk of those meets each commit's tree only where it asks (view.c).
  */

@@ -410,7 +410,8 @@ trees_find(struct odbfs *fs, struct node *dir, const char *name,
 static int
 trees_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	return list_ids(fs, dir, l, odb_list_trees, OBJ_TREE, true);
+	/* Each is a tree: odb_list_trees() weighed them. */
+	return list_ids(fs, dir, l, odb_list_trees, OBJ_NONE, true);
 }
 
 const struct view_kind view_trees_kind = {

@@ -1476,6 +1476,14 @@ odb_commit_tree(struct odb *odb, const unsigned char *raw, unsigned char *tree)
 	return ret;
 }
 
+static bool
+is_tree(struct odb *odb, const unsigned char *raw)
+{
+	struct objinfo info;
+
+	return odb_info(odb, raw, &info) == 0 && info.type == OBJ_TREE;
+}
+
 int
 odb_list_trees(struct odb *odb, unsigned char **ids, size_t *n)
 {
@@ -1489,24 +1497,24 @@ odb_list_trees(struct odb *odb, unsigned char **ids, size_t *n)
 	if ((ret = odb_list_commits(odb, &commits, &nc)) < 0)
 		return ret;
 	/*
-	 * In place: the tree of the i-th commit goes at k <= i. The graph's
-	 * tree, unless that is no tree (a damaged or hostile graph): then
-	 * the commit's own, said once.
+	 * In place: the tree of the i-th commit goes at k <= i, if it is a
+	 * tree: the graph's, or, when the graph names something else (a
+	 * damaged or hostile graph, said once), the commit's own.
 	 */
 	for (size_t i = 0; i < nc; i++) {
 		unsigned char c[OID_RAWSZ_MAX], *tree = commits + k * rawsz;
-		struct objinfo info;
 		struct commit cm;
 
 		/* The tree may go where the commit's id was: copied first. */
 		memcpy(c, commits + i * rawsz, rawsz);
 		if (odb_commit_tree(odb, c, tree) < 0)
 			continue;
-		if (odb_info(odb, tree, &info) == 0 && info.type == OBJ_TREE) {
+		if (is_tree(odb, tree)) {
 			k++;
 			continue;
 		}
-		if (odb_commit_read(odb, c, &cm) == 0) {
+		if (odb_commit_read(odb, c, &cm) == 0 &&
+		    memcmp(cm.tree, tree, rawsz) && is_tree(odb, cm.tree)) {
 			if (!bad)
 				oid_to_hex(bad_hex, c, rawsz);
 			bad++;

@@ -231,7 +231,8 @@ int odb_list_commits(struct odb *odb, unsigned char **ids, size_t *n);
 /*
  * The tree of every commit odb_list_commits() lists, sorted, each once,
  * as it gives commits: from the commit-graph for the commits it names,
- * else by reading each commit (6-9 us each). Subtrees are not listed.
+ * else by reading each commit (6-9 us each); each one the repository has
+ * as a tree. Subtrees are not listed.
  */
 int odb_list_trees(struct odb *odb, unsigned char **ids, size_t *n);
 
