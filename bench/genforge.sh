@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # genforge.sh N DIR: a forge of N small bare repositories under DIR, as
-# odbfs --root would serve it (store/include/odbstore/forge.h), for the
+# odbfs --root would serve it (store/include/odbstore/scan.h), for the
 # scan's speed and for mounts of many repositories.
 #
 #   DIR/gK/rI.git              100 repositories a group (K = I / 100)

@@ -1,7 +1,7 @@
 /*
  * forge: a mount of every repository under a root (see forge.h).
  *
- *   forge_open()           store/forge.c's forge_scan(): what is listed
+ *   forge_open()           store/scan.c's scan_root(): what is listed
  *   group_find/_list()     NODE_GROUP: a group's groups and repositories,
  *                          from the scan; a repository's directory is a
  *                          NODE_ROOT made in its own numbering
@@ -36,7 +36,7 @@
 #include <xxhash.h>
 
 #include "forge.h"
-#include "odbstore/forge.h"
+#include "odbstore/scan.h"
 #include "odbstore/log.h"
 #include "odbstore/repo.h"
 #include "odbstore/watch.h"
@@ -100,7 +100,7 @@ struct forge_fs {
 	char *root;			/* real path, as scanned */
 
 	pthread_rwlock_t scan_lock;
-	struct forge *scan;		/* protected by scan_lock */
+	struct scan *scan;		/* protected by scan_lock */
 
 	pthread_mutex_t lock;		/* the table */
 	pthread_cond_t opened;		/* an open ended */
@@ -682,18 +682,18 @@ forge_release(struct odbfs *fs)
 static const char *
 repo_path(const void *v, size_t i)
 {
-	return ((const struct forge_repo *)v)[i].path;
+	return ((const struct scan_repo *)v)[i].path;
 }
 
 static bool
-is_group(const struct forge *s, const char *path)
+is_group(const struct scan *s, const char *path)
 {
 	return view_names_under(s->repos, s->nrepos, repo_path, path);
 }
 
 /* A repository's directory: its root, in its own numbering. */
 static int
-repo_dir(struct odbfs *fs, const struct forge_repo *fr, struct node **out)
+repo_dir(struct odbfs *fs, const struct scan_repo *fr, struct node **out)
 {
 	struct forge_fs *f = fs->forge;
 	struct frepo *r;
@@ -741,14 +741,14 @@ group_find(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
 	struct forge_fs *f = fs->forge;
-	const struct forge_repo *fr;
+	const struct scan_repo *fr;
 	char path[KEY_MAX];
 	int ret = -ENOENT;
 
 	if (!child_path(dir, name, path, sizeof(path)))
 		return -ENOENT;
 	pthread_rwlock_rdlock(&f->scan_lock);
-	if ((fr = forge_find(f->scan, path)))
+	if ((fr = scan_find(f->scan, path)))
 		ret = repo_dir(fs, fr, out);
 	else if (is_group(f->scan, path))
 		ret = intern(new_dir(NODE_GROUP, path, NODE_TIME_REPO), out);
@@ -791,7 +791,7 @@ forge_each(const struct odbfs *top, void (*fn)(void *arg,
 const char *
 forge_root(const struct odbfs *top)
 {
-	/* Set once by forge_scan() from the root: the same in every scan. */
+	/* Set once by scan_root() from the root: the same in every scan. */
 	return top->forge->root;
 }
 
@@ -813,7 +813,7 @@ static int
 group_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
 	struct forge_fs *f = fs->forge;
-	const struct forge *s;
+	const struct scan *s;
 	size_t plen = strlen(dir->path);
 	char last[KEY_MAX] = "";
 	int ret = 0;
@@ -912,11 +912,11 @@ forge_open(struct odbfs *top, const char *root,
 	pthread_mutex_init(&f->wds_lock, NULL);
 	atomic_init(&f->ifd, -1);
 	pthread_cond_init(&f->opened, NULL);
-	if ((ret = forge_scan(root, 0, &f->scan)) < 0 ||
+	if ((ret = scan_root(root, 0, &f->scan)) < 0 ||
 	    !(f->root = strdup(f->scan->root))) {
 		ret = ret < 0 ? ret : -ENOMEM;
 		fprintf(stderr, "odbfs: %s: %s\n", root, strerror(-ret));
-		forge_free(f->scan);
+		scan_free(f->scan);
 		close(f->stopfd);
 		close(f->wakefd);
 		odb_cache_free(f->cache);
@@ -929,12 +929,12 @@ forge_open(struct odbfs *top, const char *root,
 
 /* Watch every group of s on fd: -errno if none could be. */
 static void
-watch_groups(int fd, const struct forge *s)
+watch_groups(int fd, const struct scan *s)
 {
 	char path[8192];
 
 	for (size_t i = 0; i < s->ndirs; i++) {
-		const char *rel = forge_dir_path(s, i);
+		const char *rel = scan_dir_path(s, i);
 
 		snprintf(path, sizeof(path), "%s%s%s", s->root, *rel ? "/" :
 		    "", rel);
@@ -971,20 +971,20 @@ drop_path(struct forge_fs *f, const char *rel)
  * (a group turned repository, whose entry said directory of groups).
  */
 static void
-drop_changed(struct forge_fs *f, const struct forge *old,
-    const struct forge *now)
+drop_changed(struct forge_fs *f, const struct scan *old,
+    const struct scan *now)
 {
 	for (size_t i = 0; i < old->nrepos; i++) {
 		char path[KEY_MAX], *slash;
 
-		if (forge_find(now, old->repos[i].path) ||
+		if (scan_find(now, old->repos[i].path) ||
 		    strlen(old->repos[i].path) >= sizeof(path))
 			continue;
 		strcpy(path, old->repos[i].path);
 		/* Up while the parent is gone too. */
 		while ((slash = strrchr(path, '/'))) {
 			*slash = '\0';
-			if (is_group(now, path) || forge_find(now, path)) {
+			if (is_group(now, path) || scan_find(now, path)) {
 				*slash = '/';
 				break;
 			}
@@ -992,7 +992,7 @@ drop_changed(struct forge_fs *f, const struct forge *old,
 		drop_path(f, path);
 	}
 	for (size_t i = 0; i < now->nrepos; i++)
-		if (!forge_find(old, now->repos[i].path))
+		if (!scan_find(old, now->repos[i].path))
 			drop_path(f, now->repos[i].path);
 }
 
@@ -1014,7 +1014,7 @@ struct look {
 
 /* The looks for the first *n entries of the table, as now scanned. */
 static struct look *
-look_all(struct forge_fs *f, const struct forge *now, size_t *n)
+look_all(struct forge_fs *f, const struct scan *now, size_t *n)
 {
 	struct look *v;
 	struct stat st;
@@ -1025,7 +1025,7 @@ look_all(struct forge_fs *f, const struct forge *now, size_t *n)
 	if ((v = calloc(*n + 1, sizeof(*v))))
 		for (size_t i = 0; i < *n; i++) {
 			const struct frepo *r = f->v[i];
-			const struct forge_repo *fr = forge_find(now, r->path);
+			const struct scan_repo *fr = scan_find(now, r->path);
 
 			v[i].seen = r->live || r->opened;
 			v[i].gitdir = fr && v[i].seen ? fr->gitdir : NULL;
@@ -1050,14 +1050,14 @@ look_all(struct forge_fs *f, const struct forge *now, size_t *n)
 static void
 rescan(struct forge_fs *f)
 {
-	struct forge *now, *old;
+	struct scan *now, *old;
 	struct live **closing = NULL;
 	struct look *looks;
 	char **replaced = NULL;
 	size_t nclosing = 0, nreplaced = 0, nfailed = 0, nlooks;
 	int ret;
 
-	if ((ret = forge_scan(f->root, f->self, &now)) < 0) {
+	if ((ret = scan_root(f->root, f->self, &now)) < 0) {
 		/*
 		 * The root itself gone (removed, renamed away): nothing is
 		 * under it now. Its parent's watch sees one come back.
@@ -1081,7 +1081,7 @@ rescan(struct forge_fs *f)
 	}
 	for (size_t i = 0; i < f->n; i++) {
 		struct frepo *r = f->v[i];
-		const struct forge_repo *fr = forge_find(now, r->path);
+		const struct scan_repo *fr = scan_find(now, r->path);
 		/*
 		 * Closed ones too (those opened once: the kernel may keep
 		 * their objects' entries, for a day): another repository
@@ -1141,7 +1141,7 @@ rescan(struct forge_fs *f)
 	for (size_t i = 0; i < nclosing; i++)
 		live_close(closing[i]);
 	free(closing);
-	forge_free(old);
+	scan_free(old);
 }
 
 void
@@ -1454,7 +1454,7 @@ run(void *arg)
 		if (every > 0 && now_ms() >= due) {
 			due = now_ms() + every;
 			pthread_rwlock_rdlock(&f->scan_lock);
-			changed |= forge_changed(f->scan);
+			changed |= scan_changed(f->scan);
 			pthread_rwlock_unlock(&f->scan_lock);
 		}
 		if (fd >= 0 && (pfd[2].revents || changed)) {
@@ -1478,7 +1478,7 @@ run(void *arg)
 			pthread_rwlock_unlock(&f->scan_lock);
 		}
 		/* What changed while the watches were away. */
-		if (forge_changed(f->scan))
+		if (scan_changed(f->scan))
 			rescan(f);
 		done = now_ms();
 		cost = done - start;
@@ -1552,7 +1552,7 @@ forge_close(struct odbfs *top)
 	odb_cache_free(f->cache);
 	free(f->v);
 	free(f->slots);
-	forge_free(f->scan);
+	scan_free(f->scan);
 	free(f->root);
 	pthread_rwlock_destroy(&f->scan_lock);
 	pthread_mutex_destroy(&f->lock);

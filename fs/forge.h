@@ -1,7 +1,7 @@
 /*
  * forge: one mount for every repository under a root (odbfs --root DIR).
  *
- * The root and the groups under it (store/forge.c finds them) are
+ * The root and the groups under it (store/scan.c finds them) are
  * directories of kind NODE_GROUP, of the forge's own struct odbfs; each
  * repository is a directory of kind NODE_ROOT whose nodes carry its
  * number (node_enter()) and are served with its own struct odbfs, made

@@ -156,7 +156,7 @@ main(void)
 		{ "commit", test_commit },
 		{ "commitgraph", test_commitgraph },
 		{ "delta", test_delta },
-		{ "forge", test_forge },
+		{ "scan", test_scan },
 		{ "pack", test_pack },
 		{ "idx", test_idx },
 		{ "packtable", test_packtable },

@@ -59,7 +59,7 @@ void test_treecache(void);
 void test_commit(void);
 void test_commitgraph(void);
 void test_delta(void);
-void test_forge(void);
+void test_scan(void);
 void test_idx(void);
 void test_loose(void);
 void test_map(void);

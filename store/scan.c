@@ -1,11 +1,11 @@
 /*
- * forge: repository discovery under a root (see odbstore/forge.h). The
+ * scan: repository discovery under a root (see odbstore/scan.h). The
  * side of a many-repository mount that decides what it lists; opening a
  * listed repository is odb_open()'s. Calls repo.c for what it already
  * knows of git's files (a HEAD git takes, a gitfile followed one entry at
  * a time) and log.c for what it leaves out.
  *
- * forge_scan()
+ * scan_root()
  *   group()            read a group's names, sorted, then for each:
  *     child()          open it (O_NOFOLLOW | O_DIRECTORY), then
  *       classify()     .git first, then the directory itself, as git's
@@ -19,7 +19,7 @@
  * while it runs is refused by O_NOFOLLOW rather than followed; the paths
  * it builds alongside are for the listing and the log. Each group (and
  * each directory it could not use) is remembered with what fstat(2) said
- * of it before its names were read, for forge_changed().
+ * of it before its names were read, for scan_changed().
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,12 +34,12 @@
 #include <unistd.h>
 
 #include "map.h"
-#include "odbstore/forge.h"
+#include "odbstore/scan.h"
 #include "odbstore/log.h"
 #include "repo.h"
 
-/* A directory as it was when searched, for forge_changed(). */
-struct forge_dir {
+/* A directory as it was when searched, for scan_changed(). */
+struct scan_dir {
 	char *rel;		/* from the root; "" is the root */
 	struct fileid id;	/* device, inode, size, mtime */
 	struct timespec ctime;	/* a chmod, a rename in or out */
@@ -49,13 +49,13 @@ struct forge_dir {
 /* What a directory under the root turned out to be. */
 enum kind { GROUP, REPO, WORKTREE, BROKEN };
 
-struct scan {
-	struct forge *f;
+struct search {
+	struct scan *f;
 	size_t repocap, dircap;
 	size_t rootlen;		/* of path's root part; 0 for "/" */
 	char path[PATH_MAX];	/* root, then the directory at hand */
 	char gitdir[PATH_MAX + sizeof("/.git")]; /* a repository's */
-	size_t entries;		/* read so far, against FORGE_MAX_ENTRIES */
+	size_t entries;		/* read so far, against SCAN_MAX_ENTRIES */
 	dev_t skip;		/* not searched: the mount's own device */
 	bool stop;		/* a cap met: search no more */
 };
@@ -65,7 +65,7 @@ static const int dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 
 /* The path shown for s->path: what follows the root and its '/'. */
 static const char *
-rel(const struct scan *s)
+rel(const struct search *s)
 {
 	size_t n = strlen(s->path);
 
@@ -77,7 +77,7 @@ rel(const struct scan *s)
  * a path too long for a line (512 bytes) loses its end, not the reason.
  */
 static void
-unsearched(const struct scan *s, int err)
+unsearched(const struct search *s, int err)
 {
 	log_once(LOGL_WARN, "not searched (%s): %s", strerror(err), s->path);
 }
@@ -99,10 +99,10 @@ grow(void **v, size_t *cap, size_t n, size_t size)
 }
 
 static int
-remember(struct scan *s, const struct stat *st)
+remember(struct search *s, const struct stat *st)
 {
-	struct forge *f = s->f;
-	struct forge_dir *d;
+	struct scan *f = s->f;
+	struct scan_dir *d;
 
 	if (grow((void **)&f->dirs, &s->dircap, f->ndirs, sizeof(*d)) < 0)
 		return -ENOMEM;
@@ -117,17 +117,17 @@ remember(struct scan *s, const struct stat *st)
 }
 
 static int
-add_repo(struct scan *s, enum kind kind, const char *gitdir)
+add_repo(struct search *s, enum kind kind, const char *gitdir)
 {
-	struct forge *f = s->f;
-	struct forge_repo *r;
+	struct scan *f = s->f;
+	struct scan_repo *r;
 	const char *shown = rel(s);
 	size_t n = strlen(shown) + 1, m = strlen(gitdir) + 1;
 	char *buf;
 
-	if (f->nrepos == FORGE_MAX_REPOS) {
+	if (f->nrepos == SCAN_MAX_REPOS) {
 		log_once(LOGL_WARN, "more than %d repositories, the rest not "
-		    "listed: %s", FORGE_MAX_REPOS, f->root);
+		    "listed: %s", SCAN_MAX_REPOS, f->root);
 		f->truncated = s->stop = true;
 		return 0;
 	}
@@ -186,7 +186,7 @@ gitdir_at(int fd, const char **why)
 static int
 inside(void *ctx, const char *path, const struct stat *st)
 {
-	const struct scan *s = ctx;
+	const struct search *s = ctx;
 	size_t n = strlen(path);
 	bool under = !strncmp(path, s->path, s->rootlen) &&
 	    (path[s->rootlen] == '/' || path[s->rootlen] == '\0');
@@ -208,7 +208,7 @@ inside(void *ctx, const char *path, const struct stat *st)
  * commondir says, which it does not look for. -EINVAL with *why if not.
  */
 static int
-located(struct scan *s, const char **why)
+located(struct search *s, const char **why)
 {
 	static const char *const dirs[] = { "objects", "refs" };
 	char *gitdir, *common, sub[PATH_MAX];
@@ -257,7 +257,7 @@ has_dir(int fd, const char *name)
  * s->gitdir is set for a repository found through located().
  */
 static int
-classify(struct scan *s, int fd, const char **why)
+classify(struct search *s, int fd, const char **why)
 {
 	struct stat st;
 	int ret, sub;
@@ -307,11 +307,11 @@ classify(struct scan *s, int fd, const char **why)
 }
 
 static int
-group(struct scan *s, int fd, unsigned depth);
+group(struct search *s, int fd, unsigned depth);
 
 /* The entry name of the group open as parent, at depth. */
 static int
-child(struct scan *s, int parent, const char *name, unsigned depth)
+child(struct search *s, int parent, const char *name, unsigned depth)
 {
 	size_t end = strlen(s->path), n = strlen(name);
 	const char *why = NULL;
@@ -335,13 +335,13 @@ child(struct scan *s, int parent, const char *name, unsigned depth)
 			goto out;
 		}
 		unsearched(s, errno);
-		/* Made readable later: forge_changed() sees its ctime. */
+		/* Made readable later: scan_changed() sees its ctime. */
 		if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode))
 			ret = remember(s, &st);
 		goto out;
 	}
-	/* Before it is looked into: a change after shows in forge_changed(). */
+	/* Before it is looked into: a change after shows in scan_changed(). */
 	if (fstat(fd, &st) < 0) {
 		unsearched(s, errno);
 		goto out;
@@ -367,9 +367,9 @@ child(struct scan *s, int parent, const char *name, unsigned depth)
 	case GROUP:
 		if ((ret = remember(s, &st)) < 0)
 			break;
-		if (depth >= FORGE_MAX_DEPTH) {
+		if (depth >= SCAN_MAX_DEPTH) {
 			log_once(LOGL_WARN, "not searched, %d levels deep: %s",
-			    FORGE_MAX_DEPTH, s->path);
+			    SCAN_MAX_DEPTH, s->path);
 			break;
 		}
 		ret = group(s, fd, depth + 1);
@@ -397,7 +397,7 @@ by_name(const void *a, const void *b)
  * order, so that what a cap leaves out is the same on every scan.
  */
 static int
-group(struct scan *s, int fd, unsigned depth)
+group(struct search *s, int fd, unsigned depth)
 {
 	struct dirent *e;
 	char *buf = NULL, **names = NULL, *grown;
@@ -429,9 +429,9 @@ group(struct scan *s, int fd, unsigned depth)
 		/* Only what may be a directory: a link is not followed. */
 		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
 			continue;
-		if (++s->entries > FORGE_MAX_ENTRIES) {
+		if (++s->entries > SCAN_MAX_ENTRIES) {
 			log_once(LOGL_WARN, "more than %d directories read, "
-			    "the rest not listed: %s", FORGE_MAX_ENTRIES,
+			    "the rest not listed: %s", SCAN_MAX_ENTRIES,
 			    s->f->root);
 			s->f->truncated = s->stop = true;
 			break;
@@ -471,15 +471,15 @@ out:
 static int
 by_path(const void *a, const void *b)
 {
-	return strcmp(((const struct forge_repo *)a)->path,
-	    ((const struct forge_repo *)b)->path);
+	return strcmp(((const struct scan_repo *)a)->path,
+	    ((const struct scan_repo *)b)->path);
 }
 
 int
-forge_scan(const char *root, dev_t skip, struct forge **out)
+scan_root(const char *root, dev_t skip, struct scan **out)
 {
-	struct scan *s;
-	struct forge *f;
+	struct search *s;
+	struct scan *f;
 	struct stat st;
 	int fd = -1, ret;
 
@@ -518,12 +518,12 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	free(s);
-	forge_free(f);
+	scan_free(f);
 	return ret;
 }
 
 bool
-forge_changed(const struct forge *f)
+scan_changed(const struct scan *f)
 {
 	struct stat st;
 	struct fileid id;
@@ -537,7 +537,7 @@ forge_changed(const struct forge *f)
 	 * fstatat() finds is another inode, which is a change all the same.
 	 */
 	for (size_t i = 0; i < f->ndirs && !changed; i++) {
-		const struct forge_dir *d = &f->dirs[i];
+		const struct scan_dir *d = &f->dirs[i];
 
 		if (fstatat(fd, d->rel[0] ? d->rel : ".", &st,
 		    AT_SYMLINK_NOFOLLOW) < 0) {
@@ -554,10 +554,10 @@ forge_changed(const struct forge *f)
 	return changed;
 }
 
-const struct forge_repo *
-forge_find(const struct forge *f, const char *path)
+const struct scan_repo *
+scan_find(const struct scan *f, const char *path)
 {
-	struct forge_repo key = { .path = path };
+	struct scan_repo key = { .path = path };
 
 	if (!f->nrepos)
 		return NULL;
@@ -565,7 +565,7 @@ forge_find(const struct forge *f, const char *path)
 }
 
 void
-forge_free(struct forge *f)
+scan_free(struct scan *f)
 {
 	if (!f)
 		return;
@@ -580,7 +580,7 @@ forge_free(struct forge *f)
 }
 
 const char *
-forge_dir_path(const struct forge *f, size_t i)
+scan_dir_path(const struct scan *f, size_t i)
 {
 	return f->dirs[i].rel;
 }

@@ -1,5 +1,5 @@
 /*
- * forge: the repositories under a root directory, found as git would find
+ * scan: the repositories under a root directory, found as git would find
  * them, for a mount that serves many at once (odbfs --root, issue 17).
  * A scan lists them; a cheap check says when the listing may have gone
  * stale, so that a watcher rescans only then.
@@ -29,8 +29,8 @@
  *     O_NOFOLLOW | O_DIRECTORY | O_NONBLOCK, files with O_NONBLOCK and
  *     checked to be regular before they are read: no FIFO, device or
  *     socket blocks the scan.
- *   - caps: FORGE_MAX_DEPTH levels, FORGE_MAX_REPOS repositories,
- *     FORGE_MAX_ENTRIES directory entries read in one scan. Each cap met
+ *   - caps: SCAN_MAX_DEPTH levels, SCAN_MAX_REPOS repositories,
+ *     SCAN_MAX_ENTRIES directory entries read in one scan. Each cap met
  *     is one log line; past the last two the scan stops and says it is
  *     truncated.
  *   - what cannot be read (a directory, a broken repository, a path
@@ -45,63 +45,63 @@
  * half of the groups nested, a fifth of the repositories forks; 2 CPUs,
  * ext4, one thread): 1 000 repositories scan in 22 ms, 10 000 in 220 ms
  * with the inodes cached, 1.3 s from a cold cache. About 13 system calls
- * a repository, which is all the time warm. forge_changed() on 10 000
+ * a repository, which is all the time warm. scan_changed() on 10 000
  * (101 groups) takes 0.3 ms.
  *
- * Not thread-safe on one struct forge being freed; a scan shares nothing
+ * Not thread-safe on one struct scan being freed; a scan shares nothing
  * with another, so a watcher builds the next while readers use the last.
  */
-#ifndef ODBSTORE_FORGE_H
-#define ODBSTORE_FORGE_H
+#ifndef ODBSTORE_SCAN_H
+#define ODBSTORE_SCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 /* Levels of groups searched: the shown path has at most this many names. */
-#define FORGE_MAX_DEPTH 32
+#define SCAN_MAX_DEPTH 32
 
 /*
  * Repositories one scan lists: past this, about 150 MiB of listing and
  * ten seconds a scan, one mount of one root is no longer the tool.
  */
-#define FORGE_MAX_REPOS (1 << 20)
+#define SCAN_MAX_REPOS (1 << 20)
 
 /*
  * Directory entries one scan reads in groups (repositories' own are not
  * read): a group that a user can fill with millions of empty files must
  * not hold the watcher for minutes.
  */
-#define FORGE_MAX_ENTRIES (1 << 24)
+#define SCAN_MAX_ENTRIES (1 << 24)
 
-struct forge_repo {
+struct scan_repo {
 	const char *path;	/* as shown: "group/project.git", "team/app" */
 	const char *gitdir;	/* absolute: where odb_open() finds it */
 	bool worktree;		/* path is a work tree, not the git directory */
 };
 
-struct forge_dir;
+struct scan_dir;
 
-struct forge {
+struct scan {
 	char *root;			/* real path of the root */
-	struct forge_repo *repos;	/* sorted by path, as strcmp(3) */
+	struct scan_repo *repos;	/* sorted by path, as strcmp(3) */
 	size_t nrepos;
 	bool truncated;			/* a cap stopped the scan short */
-	struct forge_dir *dirs;		/* forge.c's: what forge_changed() */
+	struct scan_dir *dirs;		/* scan.c's: what scan_changed() */
 	size_t ndirs;			/* looks at again */
 };
 
 /*
  * Find the repositories under root (a path; symlinks in it are followed:
  * it is the administrator's). *out is malloc'd; free it with
- * forge_free(). Fails only when root cannot be searched at all (-errno
+ * scan_free(). Fails only when root cannot be searched at all (-errno
  * of realpath(3) or open(2)) or memory runs out (-ENOMEM); everything
  * below root that fails is left out with a log line. A directory on
  * device skip (unless 0) is not searched, with a log line: the mount
  * the scan is for, bound back under its own root, would have its own
  * requests wait on each other.
  */
-int forge_scan(const char *root, dev_t skip, struct forge **out);
+int scan_root(const char *root, dev_t skip, struct scan **out);
 
 /*
  * Whether the listing f may no longer be what a scan would find: one
@@ -114,17 +114,17 @@ int forge_scan(const char *root, dev_t skip, struct forge **out);
  * listed until the next rescan, and its open says why. True when it
  * cannot tell (the root is gone).
  */
-bool forge_changed(const struct forge *f);
+bool scan_changed(const struct scan *f);
 
 /*
  * The i-th directory (i < f->ndirs) the scan searched, from the root
  * ("" for the root itself): the places whose changes a watcher waits for.
  */
-const char *forge_dir_path(const struct forge *f, size_t i);
+const char *scan_dir_path(const struct scan *f, size_t i);
 
-/* The repository shown at path, or NULL; valid until forge_free(f). */
-const struct forge_repo *forge_find(const struct forge *f, const char *path);
+/* The repository shown at path, or NULL; valid until scan_free(f). */
+const struct scan_repo *scan_find(const struct scan *f, const char *path);
 
-void forge_free(struct forge *f);
+void scan_free(struct scan *f);
 
 #endif

@@ -1,11 +1,11 @@
 /*
- * test_forge: forge.c's discovery of the repositories under a root. Each
+ * test_scan: scan.c's discovery of the repositories under a root. Each
  * case builds a small root with real git (and mkfifo, ln -s, chmod), scans
  * it, and compares the whole listing, in order, with what git would take
  * for repositories there; a case that expects something left out also
  * checks that the log named it. Then the caps (depth, a path's length),
  * a directory the daemon's user cannot read (as nobody when run as root),
- * and forge_changed() before and after repositories come and go.
+ * and scan_changed() before and after repositories come and go.
  * A scan that blocks (on a FIFO) would hang the suite: an alarm fails it.
  */
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "odbstore/forge.h"
+#include "odbstore/scan.h"
 #include "odbstore/log.h"
 #include "unit.h"
 
@@ -112,7 +112,7 @@ static const struct {
 
 /* The paths f lists, tab-separated, into buf. */
 static const char *
-listing(const struct forge *f, char *buf, size_t size)
+listing(const struct scan *f, char *buf, size_t size)
 {
 	size_t o = 0;
 
@@ -135,15 +135,15 @@ static void
 run_case(const char *base, size_t i)
 {
 	char root[PATH_MAX], script[2048], got[4096], line[PATH_MAX + 256];
-	const struct forge_repo *r;
-	struct forge *f;
+	const struct scan_repo *r;
+	struct scan *f;
 
 	snprintf(root, sizeof(root), "%s/case%zu", base, i);
 	snprintf(script, sizeof(script), GIT_ENV "%s", cases[i].script);
 	if (!check_int(unit_sh("mkdir -p \"$0\" \"$0.out\"", root) ||
 	    unit_sh(script, root), 0, "%s: built", cases[i].what))
 		return;
-	if (!check_int(forge_scan(root, 0, &f), 0, "%s: scans", cases[i].what))
+	if (!check_int(scan_root(root, 0, &f), 0, "%s: scans", cases[i].what))
 		return;
 	if (!check(!strcmp(listing(f, got, sizeof(got)), cases[i].want),
 	    "%s: the listing", cases[i].what))
@@ -157,14 +157,14 @@ run_case(const char *base, size_t i)
 			diag("  last log line: %s", log_last());
 	}
 	if (cases[i].path) {
-		r = forge_find(f, cases[i].path);
+		r = scan_find(f, cases[i].path);
 		check(r && ends_with(r->gitdir, cases[i].gitdir) &&
 		    r->gitdir[0] == '/' && r->worktree == cases[i].worktree,
 		    "%s: git directory and kind", cases[i].what);
 	}
-	check(!forge_find(f, "nope") && !forge_find(f, ""),
+	check(!scan_find(f, "nope") && !scan_find(f, ""),
 	    "%s: what is not listed is not found", cases[i].what);
-	forge_free(f);
+	scan_free(f);
 }
 
 /* N "d/" then a repository at N+1 levels, and one a level deeper. */
@@ -172,9 +172,9 @@ static void
 depth(const char *base)
 {
 	char root[PATH_MAX], want[4096], got[4096];
-	struct forge *f;
+	struct scan *f;
 	size_t o = 0;
-	int n = FORGE_MAX_DEPTH - 1;
+	int n = SCAN_MAX_DEPTH - 1;
 
 	snprintf(root, sizeof(root), "%s/depth", base);
 	for (int i = 0; i < n; i++)
@@ -186,15 +186,15 @@ depth(const char *base)
 	    "git init -q --bare \"$d/d/no.git\"", root), 0,
 	    "depth: %d levels built", n + 2))
 		return;
-	if (!check_int(forge_scan(root, 0, &f), 0, "depth: scans"))
+	if (!check_int(scan_root(root, 0, &f), 0, "depth: scans"))
 		return;
 	if (!check(!strcmp(listing(f, got, sizeof(got)), want),
 	    "depth: a repository %d levels down is listed, one deeper not",
-	    FORGE_MAX_DEPTH))
+	    SCAN_MAX_DEPTH))
 		diag("  got [%s]", got);
 	check(strstr(log_last(), "not searched, 32 levels deep: "),
 	    "depth: the level not searched is logged");
-	forge_free(f);
+	scan_free(f);
 }
 
 /* A 255-byte name is listed; a path past PATH_MAX is left out, logged. */
@@ -202,7 +202,7 @@ static void
 long_names(const char *base)
 {
 	char root[PATH_MAX], name[256], got[4096];
-	struct forge *f;
+	struct scan *f;
 
 	snprintf(root, sizeof(root), "%s/long", base);
 	memset(name, 'r', sizeof(name) - 1);
@@ -216,14 +216,14 @@ long_names(const char *base)
 	    "mkdir a; mv $n a/", root), 0,
 	    "long: names of 255 bytes, a path past PATH_MAX"))
 		return;
-	if (!check_int(forge_scan(root, 0, &f), 0, "long: scans"))
+	if (!check_int(scan_root(root, 0, &f), 0, "long: scans"))
 		return;
 	if (!check(!strcmp(listing(f, got, sizeof(got)), name),
 	    "long: the 255-byte name listed, the too long path not"))
 		diag("  got [%s]", got);
 	check(strstr(log_last(), "not searched, path longer than"),
 	    "long: the path too long is logged");
-	forge_free(f);
+	scan_free(f);
 }
 
 /*
@@ -244,7 +244,7 @@ unreadable(const char *base)
 	    "unreadable: built") || pipe(fds) < 0)
 		return;
 	if ((pid = fork()) == 0) {
-		struct forge *f;
+		struct scan *f;
 		char out[sizeof(got) + sizeof(last) + 1];
 		int ret;
 
@@ -253,14 +253,14 @@ unreadable(const char *base)
 		    setresgid(65534, 65534, 65534) < 0 ||
 		    setresuid(65534, 65534, 65534) < 0))
 			_exit(77);
-		if ((ret = forge_scan(root, 0, &f)) < 0)
+		if ((ret = scan_root(root, 0, &f)) < 0)
 			_exit(1);
 		listing(f, out, sizeof(got));
 		snprintf(out + strlen(out) + 1, sizeof(last), "%s",
 		    log_last());
 		ret = write(fds[1], out, strlen(out) + 1 +
 		    strlen(out + strlen(out) + 1) + 1) < 0;
-		forge_free(f);
+		scan_free(f);
 		_exit(ret);
 	}
 	close(fds[1]);
@@ -287,7 +287,7 @@ unreadable(const char *base)
 		diag("  last log line: %s", last);
 }
 
-/* forge_changed() after each step of script, and a fresh scan's listing. */
+/* scan_changed() after each step of script, and a fresh scan's listing. */
 static const struct {
 	const char *script;
 	bool changed;
@@ -314,7 +314,7 @@ static void
 changes(const char *base)
 {
 	char root[PATH_MAX], script[1024], got[4096];
-	struct forge *f = NULL, *next;
+	struct scan *f = NULL, *next;
 
 	snprintf(root, sizeof(root), "%s/changes", base);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
@@ -324,31 +324,31 @@ changes(const char *base)
 		    "changes: step %zu built", i))
 			break;
 		if (f)
-			check_int(forge_changed(f), steps[i].changed,
+			check_int(scan_changed(f), steps[i].changed,
 			    "changes: %s: %s", steps[i].script,
 			    steps[i].changed ? "changed" : "unchanged");
-		if (!check_int(forge_scan(root, 0, &next), 0,
+		if (!check_int(scan_root(root, 0, &next), 0,
 		    "changes: step %zu scans", i))
 			break;
 		if (!check(!strcmp(listing(next, got, sizeof(got)),
 		    steps[i].want), "changes: step %zu listing", i))
 			diag("  got [%s], want [%s]", got, steps[i].want);
-		check(!forge_changed(next), "changes: step %zu, a fresh scan "
+		check(!scan_changed(next), "changes: step %zu, a fresh scan "
 		    "is unchanged", i);
-		forge_free(f);
+		scan_free(f);
 		f = next;
 	}
 	/* Gone altogether: changed, and a scan fails. */
 	if (f && unit_sh("rm -rf \"$0\"", root) == 0) {
-		check(forge_changed(f), "changes: a root that is gone changed");
-		check_int(forge_scan(root, 0, &next), -ENOENT,
+		check(scan_changed(f), "changes: a root that is gone changed");
+		check_int(scan_root(root, 0, &next), -ENOENT,
 		    "changes: a root that is gone cannot be scanned");
 	}
-	forge_free(f);
+	scan_free(f);
 }
 
 void
-test_forge(void)
+test_scan(void)
 {
 	char dir[] = "/tmp/odbfs-unit.XXXXXX", cmd[256];
 
