@@ -731,9 +731,9 @@ repo_dir(struct odbfs *fs, const struct scan_repo *fr, struct node **out)
 	if (bad)
 		return -ENOENT;
 	node_enter(index, seed);
-	n = new_dir(NODE_ROOT, "", epoch);
+	n = view_new_dir(NODE_ROOT, "", epoch);
 	node_enter(0, 0);
-	return intern(n, out);
+	return view_intern(n, out);
 }
 
 static int
@@ -745,13 +745,13 @@ group_find(struct odbfs *fs, struct node *dir, const char *name,
 	char path[KEY_MAX];
 	int ret = -ENOENT;
 
-	if (!child_path(dir, name, path, sizeof(path)))
+	if (!view_child_path(dir, name, path, sizeof(path)))
 		return -ENOENT;
 	pthread_rwlock_rdlock(&f->scan_lock);
 	if ((fr = scan_find(f->scan, path)))
 		ret = repo_dir(fs, fr, out);
 	else if (is_group(f->scan, path))
-		ret = intern(new_dir(NODE_GROUP, path, NODE_TIME_REPO), out);
+		ret = view_intern(view_new_dir(NODE_GROUP, path, NODE_TIME_REPO), out);
 	pthread_rwlock_unlock(&f->scan_lock);
 	return ret;
 }
@@ -848,11 +848,11 @@ group_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 				continue;
 			node_enter(0, path_seed(p));
 			len = view_dir_key(key, "");
-			ret = add_rec(l, last, true, S_IFDIR, node_ino(key,
+			ret = dirlist_add(l, last, true, S_IFDIR, node_ino(key,
 			    len));
 			node_enter(0, 0);
-		} else if (child_path(dir, last, child, sizeof(child))) {
-			ret = add_rec(l, last, true, S_IFDIR,
+		} else if (view_child_path(dir, last, child, sizeof(child))) {
+			ret = dirlist_add(l, last, true, S_IFDIR,
 			    node_ino(key, view_dir_key(key, child)));
 		}
 	}
@@ -865,11 +865,11 @@ static size_t
 top_meta_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	return dir->path[0] ? 0 : meta_key(fs, dir, name, key);
+	return dir->path[0] ? 0 : view_meta_key(fs, dir, name, key);
 }
 
 static const struct view_fixed group_fixed[] = {
-	{ ".odbfs", S_IFDIR, NODE_META, top_meta_key, make_dir },
+	{ ".odbfs", S_IFDIR, NODE_META, top_meta_key, view_make_dir },
 };
 
 /* What is under the root comes and goes: a miss is never cached. */

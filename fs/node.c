@@ -201,7 +201,7 @@ node_id(const struct node *n)
 
 	if (n->ext)
 		return n->ext->id;
-	/* view.c's id_key(): the tag, then the id. */
+	/* view.c's view_id_key(): the tag, then the id. */
 	if (n->keylen > 0 && (n->key[0] == 'O' || n->key[0] == 'B' ||
 	    n->key[0] == 'S'))
 		return n->key + 1;

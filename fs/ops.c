@@ -9,7 +9,7 @@
  *     view_lookup()          the directory's kind: a fixed name, or its find
  *       objects_find()       (fanout_find(), commits_find(), trees_find())
  *         oid_parse_hex()    a full lowercase id, or ENOENT with no lookup
- *         lookup_id()        the view's one lookup of a full id
+ *         view_lookup_id()        the view's one lookup of a full id
  *           odb_has()        memory only (see store/odb.c)
  *           miss_note()      a few relaxed atomic stores, so the entry can
  *                            be invalidated when the object arrives

@@ -65,7 +65,7 @@ view_dir_key(unsigned char *key, const char *path)
 }
 
 size_t
-id_key(unsigned char *key, char tag, const unsigned char *id, size_t rawsz)
+view_id_key(unsigned char *key, char tag, const unsigned char *id, size_t rawsz)
 {
 	key[0] = (unsigned char)tag;
 	memcpy(key + 1, id, rawsz);
@@ -73,7 +73,7 @@ id_key(unsigned char *key, char tag, const unsigned char *id, size_t rawsz)
 }
 
 size_t
-path_key(unsigned char *key, char tag, const char *path)
+view_path_key(unsigned char *key, char tag, const char *path)
 {
 	size_t len = view_dir_key(key, path);
 
@@ -82,15 +82,15 @@ path_key(unsigned char *key, char tag, const char *path)
 }
 
 size_t
-ref_key(unsigned char *key, const char *path, const char *target)
+view_ref_key(unsigned char *key, const char *path, const char *target)
 {
-	return link_key(key, 'R', path, target);
+	return view_link_key(key, 'R', path, target);
 }
 
 size_t
-link_key(unsigned char *key, char tag, const char *path, const char *target)
+view_link_key(unsigned char *key, char tag, const char *path, const char *target)
 {
-	size_t len = path_key(key, tag, path), tlen = strlen(target);
+	size_t len = view_path_key(key, tag, path), tlen = strlen(target);
 
 	if (len + 1 + tlen > KEY_MAX)
 		tlen = KEY_MAX - len - 1;
@@ -133,7 +133,7 @@ view_names_under(const void *v, size_t n,
 }
 
 bool
-child_path(const struct node *dir, const char *name, char *buf, size_t size)
+view_child_path(const struct node *dir, const char *name, char *buf, size_t size)
 {
 	int len = dir->path[0] ? snprintf(buf, size, "%s/%s", dir->path, name) :
 	    snprintf(buf, size, "%s", name);
@@ -142,29 +142,29 @@ child_path(const struct node *dir, const char *name, char *buf, size_t size)
 }
 
 size_t
-key_dir(struct odbfs *fs, const struct node *dir, const char *name,
+view_key_dir(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
 	char path[KEY_MAX];
 
 	(void)fs;
-	child_path(dir, name, path, sizeof(path));
+	view_child_path(dir, name, path, sizeof(path));
 	return view_dir_key(key, path);
 }
 
 size_t
-key_path(struct odbfs *fs, const struct node *dir, const char *name,
+view_key_path(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
 	char path[KEY_MAX];
 
 	(void)fs;
-	child_path(dir, name, path, sizeof(path));
-	return path_key(key, 'M', path);
+	view_child_path(dir, name, path, sizeof(path));
+	return view_path_key(key, 'M', path);
 }
 
 const char *
-key_to_path(const unsigned char *key, size_t klen, char *buf)
+view_key_to_path(const unsigned char *key, size_t klen, char *buf)
 {
 	assert(klen >= 1 && klen <= KEY_MAX);
 	memcpy(buf, key + 1, klen - 1);
@@ -174,7 +174,7 @@ key_to_path(const unsigned char *key, size_t klen, char *buf)
 
 /* A new directory node at path, with its kind's attributes. */
 struct node *
-new_dir(enum node_kind kind, const char *path, int64_t time)
+view_new_dir(enum node_kind kind, const char *path, int64_t time)
 {
 	const struct view_kind *k = view_kind_of(kind);
 	unsigned char key[KEY_MAX];
@@ -197,10 +197,10 @@ new_dir(enum node_kind kind, const char *path, int64_t time)
 
 /*
  * A new symlink node with the given key and target: the key's last bytes
- * when it ends with NUL and target, as link_key() makes it, else a copy.
+ * when it ends with NUL and target, as view_link_key() makes it, else a copy.
  */
 struct node *
-new_link(const unsigned char *key, size_t keylen, const char *target,
+view_new_link(const unsigned char *key, size_t keylen, const char *target,
     int64_t time)
 {
 	struct node *n = node_new(NODE_SYMLINK, key, keylen);
@@ -222,7 +222,7 @@ new_link(const unsigned char *key, size_t keylen, const char *target,
 }
 
 int
-intern(struct node *n, struct node **out)
+view_intern(struct node *n, struct node **out)
 {
 	if (!n)
 		return -ENOMEM;
@@ -231,26 +231,26 @@ intern(struct node *n, struct node **out)
 }
 
 int
-make_dir(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+view_make_dir(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	char path[KEY_MAX];
 
 	(void)fs;
 	(void)dir;
-	return intern(new_dir(f->kind, key_to_path(key, klen, path),
+	return view_intern(view_new_dir(f->kind, view_key_to_path(key, klen, path),
 	    NODE_TIME_REPO), out);
 }
 
 /* The root: .odbfs last, so that -o nometa leaves the others in place. */
 static const struct view_fixed root_fixed[] = {
-	{ "HEAD", S_IFLNK, NODE_SYMLINK, head_key, head_make },
-	{ "refs", S_IFDIR, NODE_REFDIR, key_dir, make_dir },
-	{ "commits", S_IFDIR, NODE_COMMITS, key_dir, make_dir },
-	{ "trees", S_IFDIR, NODE_TREES, key_dir, make_dir },
-	{ "tags", S_IFDIR, NODE_TAGS, key_dir, make_dir },
-	{ "objects", S_IFDIR, NODE_OBJECTS, key_dir, make_dir },
-	{ ".odbfs", S_IFDIR, NODE_META, meta_key, make_dir },
+	{ "HEAD", S_IFLNK, NODE_SYMLINK, view_head_key, view_head_make },
+	{ "refs", S_IFDIR, NODE_REFDIR, view_key_dir, view_make_dir },
+	{ "commits", S_IFDIR, NODE_COMMITS, view_key_dir, view_make_dir },
+	{ "trees", S_IFDIR, NODE_TREES, view_key_dir, view_make_dir },
+	{ "tags", S_IFDIR, NODE_TAGS, view_key_dir, view_make_dir },
+	{ "objects", S_IFDIR, NODE_OBJECTS, view_key_dir, view_make_dir },
+	{ ".odbfs", S_IFDIR, NODE_META, view_meta_key, view_make_dir },
 };
 
 /*
@@ -264,10 +264,10 @@ root_find(struct odbfs *fs, struct node *dir, const char *name,
 	if (!strcmp(name, "by-id")) {
 		char path[KEY_MAX];
 
-		child_path(dir, name, path, sizeof(path));
-		return intern(new_dir(NODE_BYID, path, NODE_TIME_REPO), out);
+		view_child_path(dir, name, path, sizeof(path));
+		return view_intern(view_new_dir(NODE_BYID, path, NODE_TIME_REPO), out);
 	}
-	return head_ancestor(fs, dir, name, out);
+	return view_head_ancestor(fs, dir, name, out);
 }
 
 /* HEAD comes and goes: a miss at the root is never cached. */
@@ -341,7 +341,7 @@ view_negative_timeout(const struct odbfs *fs, const struct node *dir)
 }
 
 int
-add_rec(struct dirlist *l, const char *name, bool owned, mode_t type,
+dirlist_add(struct dirlist *l, const char *name, bool owned, mode_t type,
     uint64_t ino)
 {
 	if (l->n == l->alloc) {
@@ -385,7 +385,7 @@ view_list(struct odbfs *fs, struct node *dir, struct dirlist **out)
 		size_t klen = f->key(fs, dir, f->name, key);
 
 		if (klen)
-			ret = add_rec(l, f->name, false, f->type,
+			ret = dirlist_add(l, f->name, false, f->type,
 			    node_ino(key, klen));
 	}
 	if (ret == 0 && k->list)
@@ -444,8 +444,8 @@ dirlist_entry(const struct dirlist *l, size_t i, char *buf, mode_t *type,
 
 		oid_to_hex(buf, id, l->rawsz);
 		*type = l->links ? S_IFLNK : S_IFREG;
-		*ino = node_ino(key, l->links ? by_id_link_key(key, l->dir,
-		    buf) : object_key(key, id, l->rawsz));
+		*ino = node_ino(key, l->links ? view_byid_key(key, l->dir,
+		    buf) : view_object_key(key, id, l->rawsz));
 		return buf;
 	}
 	if (l->entry)
@@ -461,7 +461,7 @@ dirlist_known(const struct dirlist *l, size_t i)
 	const unsigned char *id = dirlist_id(l, i);
 	unsigned char key[KEY_MAX];
 
-	return id ? node_find(key, object_key(key, id, l->rawsz)) : 0;
+	return id ? node_find(key, view_object_key(key, id, l->rawsz)) : 0;
 }
 
 const unsigned char *
@@ -486,7 +486,7 @@ dirlist_free(struct dirlist *l)
 }
 
 int
-list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
+dirlist_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
     int (*list)(struct odb *odb, unsigned char **ids, size_t *n),
     enum obj_type type, bool links)
 {
@@ -515,8 +515,8 @@ list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
 	}
 	for (size_t i = 0; i < k && ret == 0; i++) {
 		oid_to_hex(hex, ids + i * fs->rawsz, fs->rawsz);
-		child_path(dir, hex, path, sizeof(path));
-		ret = add_rec(l, hex, true, S_IFDIR, node_ino(key,
+		view_child_path(dir, hex, path, sizeof(path));
+		ret = dirlist_add(l, hex, true, S_IFDIR, node_ino(key,
 		    view_dir_key(key, path)));
 	}
 	free(ids);

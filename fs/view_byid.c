@@ -30,23 +30,23 @@ by_id_target(char *target, const char *hex)
 }
 
 size_t
-by_id_link_key(unsigned char *key, const struct node *dir, const char *hex)
+view_byid_key(unsigned char *key, const struct node *dir, const char *hex)
 {
 	char path[KEY_MAX], target[KEY_MAX];
 
-	child_path(dir, hex, path, sizeof(path));
-	return link_key(key, 'L', path, by_id_target(target, hex));
+	view_child_path(dir, hex, path, sizeof(path));
+	return view_link_key(key, 'L', path, by_id_target(target, hex));
 }
 
 int
-by_id_link(struct odbfs *fs, struct node *dir, const char *hex,
+view_byid_link(struct odbfs *fs, struct node *dir, const char *hex,
     struct node **out)
 {
 	unsigned char key[KEY_MAX];
 	char target[KEY_MAX];
 
 	(void)fs;
-	return intern(new_link(key, by_id_link_key(key, dir, hex),
+	return view_intern(view_new_link(key, view_byid_key(key, dir, hex),
 	    by_id_target(target, hex), NODE_TIME_REPO), out);
 }
 
@@ -67,18 +67,18 @@ byid_find(struct odbfs *fs, struct node *dir, const char *name,
 	(void)dir;
 	if (!oid_parse_hex(id, name, fs->rawsz))
 		return -ENOENT;
-	if ((ret = lookup_id(fs, id, &info)) < 0)
+	if ((ret = view_lookup_id(fs, id, &info)) < 0)
 		return ret;
 	switch (info.type) {
 	case OBJ_COMMIT:
 		snprintf(path, sizeof(path), "commits/%s", name);
-		return commit_dir(fs, path, id, out);
+		return view_commit_dir(fs, path, id, out);
 	case OBJ_TREE:
 		snprintf(path, sizeof(path), "trees/%s", name);
-		return tree_dir(fs, id, path, NODE_TIME_REPO, 0, out);
+		return view_tree_dir(fs, id, path, NODE_TIME_REPO, 0, out);
 	case OBJ_TAG:
 		snprintf(path, sizeof(path), "tags/%s", name);
-		return tag_dir(fs, path, id, out);
+		return view_tag_dir(fs, path, id, out);
 	default:
 		return -ENOENT;
 	}

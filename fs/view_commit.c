@@ -23,13 +23,13 @@
  * members need kept; not the object, whose message may be any size.
  */
 int
-commit_dir(struct odbfs *fs, const char *path, const unsigned char *id,
+view_commit_dir(struct odbfs *fs, const char *path, const unsigned char *id,
     struct node **out)
 {
 	struct node *n;
 	int ret;
 
-	if (!(n = new_dir(NODE_COMMIT, path, NODE_TIME_REPO)))
+	if (!(n = view_new_dir(NODE_COMMIT, path, NODE_TIME_REPO)))
 		return -ENOMEM;
 	if ((ret = node_ext_new(n)) == 0) {
 		memcpy(n->ext->id, id, fs->rawsz);
@@ -41,11 +41,11 @@ commit_dir(struct odbfs *fs, const char *path, const unsigned char *id,
 		return ret;
 	}
 	n->time = n->ext->commit.time;
-	return intern(n, out);
+	return view_intern(n, out);
 }
 
 struct node *
-member_slice(struct odbfs *fs, const struct node *dir, uint64_t header_len,
+view_member_slice(struct odbfs *fs, const struct node *dir, uint64_t header_len,
     uint64_t message_len, const unsigned char *key, size_t klen)
 {
 	struct node *n = node_new(NODE_SLICE, key, klen);
@@ -88,14 +88,14 @@ view_ancestor(struct odbfs *fs, struct node *dir, const char *name,
 		    -ENOENT : ret;
 	}
 	oid_to_hex(hex, id, fs->rawsz);
-	if (!child_path(dir, name, path, sizeof(path)) ||
+	if (!view_child_path(dir, name, path, sizeof(path)) ||
 	    (size_t)snprintf(target, sizeof(target), "%scommits/%s", up,
 	    hex) >= sizeof(target))
 		return -ENAMETOOLONG;
-	if ((n = new_link(key, ref_key(key, path, target), target,
+	if ((n = view_new_link(key, view_ref_key(key, path, target), target,
 	    NODE_TIME_REPO)))
 		n->moving = moving;
-	return intern(n, out);
+	return view_intern(n, out);
 }
 
 /*
@@ -125,20 +125,20 @@ commits_find(struct odbfs *fs, struct node *dir, const char *name,
 		 * commit that comes later makes it ambiguous): not cached.
 		 */
 		if (len == 2 * fs->rawsz ? !oid_parse_hex(id, base,
-		    fs->rawsz) : !is_abbrev(fs, base) ||
+		    fs->rawsz) : !view_is_abbrev(fs, base) ||
 		    odb_find_prefix(fs->odb, base, len, ODB_TYPE(OBJ_COMMIT) |
 		    ODB_TYPE(OBJ_TAG), id) < 0)
 			return -ENOENT;
 		return view_ancestor(fs, dir, name, id, suffix, "../",
 		    len < 2 * fs->rawsz, out);
 	}
-	if (is_abbrev(fs, name))
-		return abbrev_link(fs, dir, name, OBJ_COMMIT, out);
+	if (view_is_abbrev(fs, name))
+		return view_abbrev_link(fs, dir, name, OBJ_COMMIT, out);
 	if (!oid_parse_hex(id, name, fs->rawsz))
 		return -ENOENT;
-	if ((ret = lookup_id(fs, id, &info)) < 0)
+	if ((ret = view_lookup_id(fs, id, &info)) < 0)
 		return ret;
-	return info.type == OBJ_COMMIT ? by_id_link(fs, dir, name, out) :
+	return info.type == OBJ_COMMIT ? view_byid_link(fs, dir, name, out) :
 	    -ENOENT;
 }
 
@@ -150,7 +150,7 @@ commits_find(struct odbfs *fs, struct node *dir, const char *name,
 static int
 commits_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	return list_ids(fs, dir, l, odb_list_commits, OBJ_COMMIT, true);
+	return dirlist_ids(fs, dir, l, odb_list_commits, OBJ_COMMIT, true);
 }
 
 const struct view_kind view_commits_kind = {
@@ -162,10 +162,10 @@ const struct view_kind view_commits_kind = {
 };
 
 size_t
-member_key(struct odbfs *fs, const struct node *dir, const char *name,
+view_member_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	size_t klen = id_key(key, 'M', node_id(dir), fs->rawsz);
+	size_t klen = view_id_key(key, 'M', node_id(dir), fs->rawsz);
 
 	memcpy(key + klen, name, strlen(name));
 	return klen + strlen(name);
@@ -183,7 +183,7 @@ parent_key(struct odbfs *fs, const struct node *dir, const char *name,
 	 */
 	return dir->ext->commit.nparents && !odb_is_shallow(fs->odb,
 	    node_id(dir)) && odb_has(fs->odb, dir->ext->commit.parents) ?
-	    member_key(fs, dir, name, key) : 0;
+	    view_member_key(fs, dir, name, key) : 0;
 }
 
 /* A commit without an author (or committer) line has no such file. */
@@ -191,14 +191,14 @@ static size_t
 author_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	return dir->ext->commit.author ? member_key(fs, dir, name, key) : 0;
+	return dir->ext->commit.author ? view_member_key(fs, dir, name, key) : 0;
 }
 
 static size_t
 committer_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	return dir->ext->commit.committer ? member_key(fs, dir, name, key) :
+	return dir->ext->commit.committer ? view_member_key(fs, dir, name, key) :
 	    0;
 }
 
@@ -209,12 +209,12 @@ tree_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 	char path[KEY_MAX];
 
 	(void)f;
-	return tree_dir(fs, dir->ext->commit.tree, key_to_path(key, klen,
+	return view_tree_dir(fs, dir->ext->commit.tree, view_key_to_path(key, klen,
 	    path), dir->time, 0, out);
 }
 
 int
-member_link(struct odbfs *fs, struct node *dir, const char *prefix,
+view_member_link(struct odbfs *fs, struct node *dir, const char *prefix,
     const unsigned char *id, const unsigned char *key, size_t klen,
     struct node **out)
 {
@@ -222,7 +222,7 @@ member_link(struct odbfs *fs, struct node *dir, const char *prefix,
 
 	oid_to_hex(hex, id, fs->rawsz);
 	snprintf(target, sizeof(target), "%s%s", prefix, hex);
-	return intern(new_link(key, klen, target, dir->time), out);
+	return view_intern(view_new_link(key, klen, target, dir->time), out);
 }
 
 static int
@@ -230,21 +230,21 @@ parent_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	(void)f;
-	return member_link(fs, dir, "../", dir->ext->commit.parents, key, klen,
+	return view_member_link(fs, dir, "../", dir->ext->commit.parents, key, klen,
 	    out);
 }
 
 int
-member_raw(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+view_member_raw(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	(void)f;
-	return member_link(fs, dir, "../../objects/", node_id(dir), key, klen,
+	return view_member_link(fs, dir, "../../objects/", node_id(dir), key, klen,
 	    out);
 }
 
 int
-member_data(struct node *dir, char *data, size_t len, const unsigned char *key,
+view_member_data(struct node *dir, char *data, size_t len, const unsigned char *key,
     size_t klen, struct node **out)
 {
 	struct node *n;
@@ -259,7 +259,7 @@ member_data(struct node *dir, char *data, size_t len, const unsigned char *key,
 	n->size = len;
 	n->mode = NODE_MODE_FILE;
 	n->time = dir->time;
-	return intern(n, out);
+	return view_intern(n, out);
 }
 
 static int
@@ -277,11 +277,11 @@ parents_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 			    c->parents + i * fs->rawsz, fs->rawsz);
 			data[(i + 1) * (2 * fs->rawsz + 1) - 1] = '\n';
 		}
-	return member_data(dir, data, len, key, klen, out);
+	return view_member_data(dir, data, len, key, klen, out);
 }
 
 int
-member_line(struct node *dir, const char *v, size_t vlen,
+view_member_line(struct node *dir, const char *v, size_t vlen,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	char *data = malloc(vlen + 2);
@@ -290,7 +290,7 @@ member_line(struct node *dir, const char *v, size_t vlen,
 		memcpy(data, v, vlen);
 		data[vlen] = '\n';
 	}
-	return member_data(dir, data, vlen + 1, key, klen, out);
+	return view_member_data(dir, data, vlen + 1, key, klen, out);
 }
 
 static int
@@ -301,7 +301,7 @@ author_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 
 	(void)fs;
 	(void)f;
-	return member_line(dir, c->author, c->author_len, key, klen, out);
+	return view_member_line(dir, c->author, c->author_len, key, klen, out);
 }
 
 static int
@@ -313,7 +313,7 @@ committer_make(struct odbfs *fs, struct node *dir,
 
 	(void)fs;
 	(void)f;
-	return member_line(dir, c->committer, c->committer_len, key, klen, out);
+	return view_member_line(dir, c->committer, c->committer_len, key, klen, out);
 }
 
 static int
@@ -321,18 +321,18 @@ message_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	(void)f;
-	return intern(member_slice(fs, dir, dir->ext->commit.header_len,
+	return view_intern(view_member_slice(fs, dir, dir->ext->commit.header_len,
 	    dir->ext->commit.message_len, key, klen), out);
 }
 
 static const struct view_fixed commit_fixed[] = {
-	{ "tree", S_IFDIR, NODE_TREE, key_dir, tree_make },
+	{ "tree", S_IFDIR, NODE_TREE, view_key_dir, tree_make },
 	{ "parent", S_IFLNK, NODE_SYMLINK, parent_key, parent_make },
-	{ "parents", S_IFREG, NODE_DATA, member_key, parents_make },
-	{ "message", S_IFREG, NODE_SLICE, member_key, message_make },
+	{ "parents", S_IFREG, NODE_DATA, view_member_key, parents_make },
+	{ "message", S_IFREG, NODE_SLICE, view_member_key, message_make },
 	{ "author", S_IFREG, NODE_DATA, author_key, author_make },
 	{ "committer", S_IFREG, NODE_DATA, committer_key, committer_make },
-	{ "raw", S_IFLNK, NODE_SYMLINK, member_key, member_raw },
+	{ "raw", S_IFLNK, NODE_SYMLINK, view_member_key, view_member_raw },
 };
 
 /* A commit never changes: neither does what it lacks. */

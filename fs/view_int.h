@@ -19,7 +19,7 @@
  * entry node_ino() of it, so the two cannot disagree. key() returning 0
  * says the child is absent (a root commit's parent, .odbfs with -o
  * nometa). A find/list pair shares its key and type functions in its
- * file (tree_entry_ino() and tree_entry_type(), ref_key(), ...).
+ * file (tree_entry_ino() and tree_entry_type(), view_ref_key(), ...).
  */
 #ifndef ODBFS_VIEW_INT_H
 #define ODBFS_VIEW_INT_H
@@ -82,7 +82,7 @@ struct view_fixed {
 
 /*
  * A kind of directory: the attributes of a directory node of that kind
- * (new_dir() gives them), how long the kernel may cache a miss in it, its
+ * (view_new_dir() gives them), how long the kernel may cache a miss in it, its
  * fixed children, and its variable ones: find makes the node of name
  * (-ENOENT if there is none), list adds every one to l with the type and
  * inode number find's node has. Either may be NULL.
@@ -128,57 +128,57 @@ const struct view_kind *view_kind_of(enum node_kind kind);
  * Keys (view.c). A child's path: name under the root, else dir's path,
  * '/', name; false if it does not fit in size.
  */
-bool child_path(const struct node *dir, const char *name, char *buf,
+bool view_child_path(const struct node *dir, const char *name, char *buf,
     size_t size);
-size_t id_key(unsigned char *key, char tag, const unsigned char *id,
+size_t view_id_key(unsigned char *key, char tag, const unsigned char *id,
     size_t rawsz);
-size_t path_key(unsigned char *key, char tag, const char *path);
-size_t ref_key(unsigned char *key, const char *path, const char *target);
-/* A link's key: tag, path, NUL, target (ref_key() with tag 'R'). */
-size_t link_key(unsigned char *key, char tag, const char *path,
+size_t view_path_key(unsigned char *key, char tag, const char *path);
+size_t view_ref_key(unsigned char *key, const char *path, const char *target);
+/* A link's key: tag, path, NUL, target (view_ref_key() with tag 'R'). */
+size_t view_link_key(unsigned char *key, char tag, const char *path,
     const char *target);
 
 /* objects/<id>: the key of its node, and of the listing's entries. */
 static inline size_t
-object_key(unsigned char *key, const unsigned char *id, size_t rawsz)
+view_object_key(unsigned char *key, const unsigned char *id, size_t rawsz)
 {
-	return id_key(key, 'O', id, rawsz);
+	return view_id_key(key, 'O', id, rawsz);
 }
 
 /* Key functions of fixed children: 'D' and 'M' with the child's path. */
-size_t key_dir(struct odbfs *fs, const struct node *dir, const char *name,
+size_t view_key_dir(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key);
-size_t key_path(struct odbfs *fs, const struct node *dir, const char *name,
+size_t view_key_path(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key);
 
 /*
- * The path a 'D' or 'M' path key holds (key_dir(), key_path()), in buf of
+ * The path a 'D' or 'M' path key holds (view_key_dir(), view_key_path()), in buf of
  * KEY_MAX bytes.
  */
-const char *key_to_path(const unsigned char *key, size_t klen, char *buf);
+const char *view_key_to_path(const unsigned char *key, size_t klen, char *buf);
 
 /* A fixed child that is a directory of f->kind, at the key's path. */
-int make_dir(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+int view_make_dir(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out);
 
 /* Node makers (view.c). A directory has its kind's mode and moving. */
-struct node *new_dir(enum node_kind kind, const char *path, int64_t time);
-struct node *new_link(const unsigned char *key, size_t keylen,
+struct node *view_new_dir(enum node_kind kind, const char *path, int64_t time);
+struct node *view_new_link(const unsigned char *key, size_t keylen,
     const char *target, int64_t time);
-int intern(struct node *n, struct node **out);
+int view_intern(struct node *n, struct node **out);
 
 /* Add an entry to a listing; name is copied when owned. */
-int add_rec(struct dirlist *l, const char *name, bool owned, mode_t type,
+int dirlist_add(struct dirlist *l, const char *name, bool owned, mode_t type,
     uint64_t ino);
 
 /*
  * The objects list gives (odb_list_commits(), ...) that are of type
  * (all of them for OBJ_NONE: the list holds no other), as the
  * directories a lookup finds under dir (tags/), or, with links set,
- * as the links to by-id/ that by_id_link() makes (commits/, trees/): a
+ * as the links to by-id/ that view_byid_link() makes (commits/, trees/): a
  * walk of those meets each commit's tree only where it asks (view.c).
  */
-int list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
+int dirlist_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
     int (*list)(struct odb *odb, unsigned char **ids, size_t *n),
     enum obj_type type, bool links);
 
@@ -186,16 +186,16 @@ int list_ids(struct odbfs *fs, struct node *dir, struct dirlist *l,
  * view_byid.c: the link <dir>/<hex> -> ../by-id/<hex> of commits/ and
  * trees/ (key: 'L', its path, NUL, its target), and its key alone.
  */
-int by_id_link(struct odbfs *fs, struct node *dir, const char *hex,
+int view_byid_link(struct odbfs *fs, struct node *dir, const char *hex,
     struct node **out);
-size_t by_id_link_key(unsigned char *key, const struct node *dir,
+size_t view_byid_key(unsigned char *key, const struct node *dir,
     const char *hex);
 
 /* view_objects.c: ids and abbreviated ids, for commits/ and trees/ too. */
-int lookup_id(struct odbfs *fs, const unsigned char *id,
+int view_lookup_id(struct odbfs *fs, const unsigned char *id,
     struct objinfo *info);
-bool is_abbrev(const struct odbfs *fs, const char *name);
-int abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
+bool view_is_abbrev(const struct odbfs *fs, const char *name);
+int view_abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
     enum obj_type want, struct node **out);
 
 /*
@@ -212,25 +212,25 @@ int view_ancestor(struct odbfs *fs, struct node *dir, const char *name,
 
 /*
  * view_commit.c: the members of a directory of one object (a commit, a
- * tag), keyed member_key(): 'M', the object's id, the member's name.
- * member_link() links to prefix then id's hex; member_data() is a file
+ * tag), keyed view_member_key(): 'M', the object's id, the member's name.
+ * view_member_link() links to prefix then id's hex; view_member_data() is a file
  * holding data (malloc'd, len bytes, taken; -ENOMEM if NULL);
- * member_line() one holding a header's value and a newline;
- * member_slice() one whose bytes are the object's after its header;
- * member_raw() makes the link raw -> ../../objects/<id>.
+ * view_member_line() one holding a header's value and a newline;
+ * view_member_slice() one whose bytes are the object's after its header;
+ * view_member_raw() makes the link raw -> ../../objects/<id>.
  */
-size_t member_key(struct odbfs *fs, const struct node *dir, const char *name,
+size_t view_member_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key);
-int member_link(struct odbfs *fs, struct node *dir, const char *prefix,
+int view_member_link(struct odbfs *fs, struct node *dir, const char *prefix,
     const unsigned char *id, const unsigned char *key, size_t klen,
     struct node **out);
-int member_data(struct node *dir, char *data, size_t len,
+int view_member_data(struct node *dir, char *data, size_t len,
     const unsigned char *key, size_t klen, struct node **out);
-int member_line(struct node *dir, const char *v, size_t vlen,
+int view_member_line(struct node *dir, const char *v, size_t vlen,
     const unsigned char *key, size_t klen, struct node **out);
-int member_raw(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+int view_member_raw(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out);
-struct node *member_slice(struct odbfs *fs, const struct node *dir,
+struct node *view_member_slice(struct odbfs *fs, const struct node *dir,
     uint64_t header_len, uint64_t message_len, const unsigned char *key,
     size_t klen);
 
@@ -240,25 +240,25 @@ struct node *member_slice(struct odbfs *fs, const struct node *dir,
  * and those below it are the same through by-id/ (view_commit.c,
  * view_tag.c).
  */
-int commit_dir(struct odbfs *fs, const char *path, const unsigned char *id,
+int view_commit_dir(struct odbfs *fs, const char *path, const unsigned char *id,
     struct node **out);
-int tag_dir(struct odbfs *fs, const char *path, const unsigned char *id,
+int view_tag_dir(struct odbfs *fs, const char *path, const unsigned char *id,
     struct node **out);
 
 /* view_tree.c: a tree as a directory; ino 0 for its path's. */
-int tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
+int view_tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
     int64_t time, uint64_t ino, struct node **out);
 
 /* view_refs.c: the root's HEAD. */
-size_t head_key(struct odbfs *fs, const struct node *dir, const char *name,
+size_t view_head_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key);
-int head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+int view_head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out);
-int head_ancestor(struct odbfs *fs, struct node *dir, const char *name,
+int view_head_ancestor(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out);
 
 /* view_meta.c: whether the root has .odbfs/. */
-size_t meta_key(struct odbfs *fs, const struct node *dir, const char *name,
+size_t view_meta_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key);
 
 #endif

@@ -40,10 +40,10 @@ stamped_node(enum node_kind kind, unsigned char *key, size_t klen,
 
 /* The root's .odbfs/: 'D' ".odbfs", absent with -o nometa. */
 size_t
-meta_key(struct odbfs *fs, const struct node *dir, const char *name,
+view_meta_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	return fs->nometa ? 0 : key_dir(fs, dir, name, key);
+	return fs->nometa ? 0 : view_key_dir(fs, dir, name, key);
 }
 
 /* A file of .odbfs/ whose bytes are fixed: repository, format. */
@@ -61,7 +61,7 @@ meta_file(const unsigned char *key, size_t klen, const char *value,
 	}
 	n->mode = META_FILE_MODE;
 	n->size = strlen(n->data);
-	return intern(n, out);
+	return view_intern(n, out);
 }
 
 /* A mount of many: the root; else the repository's git directory. */
@@ -81,7 +81,7 @@ static size_t
 format_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	return fs->odb ? key_path(fs, dir, name, key) : 0;
+	return fs->odb ? view_key_path(fs, dir, name, key) : 0;
 }
 
 static int
@@ -118,7 +118,7 @@ report_make(struct odbfs *fs, const struct view_fixed *f,
 	}
 	n->mode = META_FILE_MODE;
 	n->moving = true;
-	return intern(n, out);
+	return view_intern(n, out);
 }
 
 static int
@@ -138,9 +138,9 @@ metrics_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 }
 
 static const struct view_fixed meta_fixed[] = {
-	{ "stats", S_IFREG, NODE_STATS, key_path, stats_make },
-	{ "metrics", S_IFREG, NODE_STATS, key_path, metrics_make },
-	{ "repository", S_IFREG, NODE_DATA, key_path, repository_make },
+	{ "stats", S_IFREG, NODE_STATS, view_key_path, stats_make },
+	{ "metrics", S_IFREG, NODE_STATS, view_key_path, metrics_make },
+	{ "repository", S_IFREG, NODE_DATA, view_key_path, repository_make },
 	{ "format", S_IFREG, NODE_DATA, format_key, format_make },
 };
 

@@ -17,7 +17,7 @@
  * syscall; a hit gets its type and size.
  */
 int
-lookup_id(struct odbfs *fs, const unsigned char *id, struct objinfo *info)
+view_lookup_id(struct odbfs *fs, const unsigned char *id, struct objinfo *info)
 {
 	if (!odb_has(fs->odb, id)) {
 		miss_note(id, fs->rawsz);
@@ -37,21 +37,21 @@ object_file(struct odbfs *fs, const unsigned char *id, struct node **out)
 	struct node *n;
 	int ret;
 
-	if ((ret = lookup_id(fs, id, &info)) < 0)
+	if ((ret = view_lookup_id(fs, id, &info)) < 0)
 		return ret;
-	if (!(n = node_new(NODE_OBJECT, key, object_key(key, id,
+	if (!(n = node_new(NODE_OBJECT, key, view_object_key(key, id,
 	    fs->rawsz))))
 		return -ENOMEM;
 	n->type = (uint8_t)info.type;
 	n->size = info.size;
 	n->mode = NODE_MODE_FILE;
 	n->time = NODE_TIME_REPO;
-	return intern(n, out);
+	return view_intern(n, out);
 }
 
 /* Is name lowercase hex of 4 to 2 * rawsz - 1 digits? */
 bool
-is_abbrev(const struct odbfs *fs, const char *name)
+view_is_abbrev(const struct odbfs *fs, const char *name)
 {
 	size_t len = strlen(name);
 
@@ -65,7 +65,7 @@ is_abbrev(const struct odbfs *fs, const char *name)
 
 /* name in objects/, commits/ or trees/ as an abbreviated id. */
 int
-abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
+view_abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
     enum obj_type want, struct node **out)
 {
 	unsigned char id[OID_RAWSZ_MAX], key[KEY_MAX];
@@ -87,15 +87,15 @@ abbrev_link(struct odbfs *fs, struct node *dir, const char *name,
 	    info.type != OBJ_COMMIT)))
 		return -ENOENT;
 	oid_to_hex(hex, id, fs->rawsz);
-	child_path(dir, name, path, sizeof(path));
+	view_child_path(dir, name, path, sizeof(path));
 	/*
 	 * Keyed by its target too, and never cached: an object that comes
 	 * later may make the prefix ambiguous, or (after gc) name another.
 	 */
-	if ((n = new_link(key, link_key(key, 'A', path, hex), hex,
+	if ((n = view_new_link(key, view_link_key(key, 'A', path, hex), hex,
 	    NODE_TIME_REPO)))
 		n->moving = true;
-	return intern(n, out);
+	return view_intern(n, out);
 }
 
 /* objects/xx/ is there when some object's id begins with byte xx. */
@@ -117,13 +117,13 @@ objects_find(struct odbfs *fs, struct node *dir, const char *name,
 
 		if (!odb_has_prefix(fs->odb, b))
 			return -ENOENT;
-		child_path(dir, name, path, sizeof(path));
-		if ((n = new_dir(NODE_FANOUT, path, NODE_TIME_REPO)))
+		view_child_path(dir, name, path, sizeof(path));
+		if ((n = view_new_dir(NODE_FANOUT, path, NODE_TIME_REPO)))
 			n->fanout = (uint8_t)b;
-		return intern(n, out);
+		return view_intern(n, out);
 	}
-	if (is_abbrev(fs, name))
-		return abbrev_link(fs, dir, name, OBJ_NONE, out);
+	if (view_is_abbrev(fs, name))
+		return view_abbrev_link(fs, dir, name, OBJ_NONE, out);
 	return -ENOENT;
 }
 
@@ -139,8 +139,8 @@ objects_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 		if (!odb_has_prefix(fs->odb, b))
 			continue;
 		snprintf(name, sizeof(name), "%02x", b);
-		child_path(dir, name, path, sizeof(path));
-		ret = add_rec(l, name, true, S_IFDIR, node_ino(key,
+		view_child_path(dir, name, path, sizeof(path));
+		ret = dirlist_add(l, name, true, S_IFDIR, node_ino(key,
 		    view_dir_key(key, path)));
 	}
 	return ret;
@@ -166,7 +166,7 @@ fanout_find(struct odbfs *fs, struct node *dir, const char *name,
 
 /*
  * objects/xx/ lists ids, not names: dirlist_entry() spells each and
- * numbers it by object_key(), as object_file() keys its node.
+ * numbers it by view_object_key(), as object_file() keys its node.
  */
 static int
 fanout_list(struct odbfs *fs, struct node *dir, struct dirlist *l)

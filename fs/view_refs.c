@@ -70,7 +70,7 @@ ref_link(struct odbfs *fs, const char *path, const unsigned char *id,
 		return log_corrupt("%.200s%s: ref is nested too deep to show: "
 		    "its link would be %zu bytes, more than %d", path,
 		    strlen(path) > 200 ? "..." : "", len, LINK_MAX_LEN);
-	return intern(new_link(key, ref_key(key, path, target), target,
+	return view_intern(view_new_link(key, view_ref_key(key, path, target), target,
 	    NODE_TIME_REPO), out);
 }
 
@@ -103,7 +103,7 @@ view_head_target(struct odbfs *fs, char *target, size_t size)
 
 /* HEAD: 'R' "HEAD" NUL target; absent when it points nowhere. */
 size_t
-head_key(struct odbfs *fs, const struct node *dir, const char *name,
+view_head_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
 	char target[4096 + 64];
@@ -111,12 +111,12 @@ head_key(struct odbfs *fs, const struct node *dir, const char *name,
 	(void)dir;
 	if (view_head_target(fs, target, sizeof(target)) < 0)
 		return 0;
-	return ref_key(key, name, target);
+	return view_ref_key(key, name, target);
 }
 
-/* The HEAD link whose key head_key() made: its target is in the key. */
+/* The HEAD link whose key view_head_key() made: its target is in the key. */
 int
-head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
+view_head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	const unsigned char *nul = memchr(key, '\0', klen);
@@ -128,7 +128,7 @@ head_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 	assert(nul);
 	memcpy(target, nul + 1, klen - (size_t)(nul + 1 - key));
 	target[klen - (size_t)(nul + 1 - key)] = '\0';
-	return intern(new_link(key, klen, target, NODE_TIME_REPO), out);
+	return view_intern(view_new_link(key, klen, target, NODE_TIME_REPO), out);
 }
 
 /* The id the ref named name holds, into id; false if there is none. */
@@ -161,7 +161,7 @@ up_of(const char *path, char *up)
  * where HEAD points now (so they move with it).
  */
 int
-head_ancestor(struct odbfs *fs, struct node *dir, const char *name,
+view_head_ancestor(struct odbfs *fs, struct node *dir, const char *name,
     struct node **out)
 {
 	const char *suffix = view_rev_suffix(name);
@@ -198,7 +198,7 @@ refs_find_child(struct odbfs *fs, struct node *dir, const char *name,
 	long i;
 	bool isdir = false;
 
-	if (!child_path(dir, name, path, sizeof(path)))
+	if (!view_child_path(dir, name, path, sizeof(path)))
 		return -ENAMETOOLONG;
 	snprintf(under, sizeof(under), "%s/", path);
 	refs = odb_refs_get(fs->odb);
@@ -221,7 +221,7 @@ refs_find_child(struct odbfs *fs, struct node *dir, const char *name,
 		up_of(path, up);
 		return view_ancestor(fs, dir, name, id, suffix, up, true, out);
 	}
-	return intern(new_dir(NODE_REFDIR, path, NODE_TIME_REPO), out);
+	return view_intern(view_new_dir(NODE_REFDIR, path, NODE_TIME_REPO), out);
 }
 
 /* The children of refs directory dir: next components of refs under it. */
@@ -261,15 +261,15 @@ refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 			 * before "a-b" before "a/c", and is what a lookup
 			 * finds: the directory is not listed again.
 			 */
-			child_path(dir, comp, path, sizeof(path));
+			view_child_path(dir, comp, path, sizeof(path));
 			if (refs_find(refs, path) >= 0)
 				continue;
-			ret = add_rec(l, comp, true, S_IFDIR, node_ino(key,
+			ret = dirlist_add(l, comp, true, S_IFDIR, node_ino(key,
 			    view_dir_key(key, path)));
 			continue;
 		}
 		/* A ref: its target needs the object store, outside RCU. */
-		ret = add_rec(l, comp, true, S_IFLNK, 0);
+		ret = dirlist_add(l, comp, true, S_IFLNK, 0);
 		if (ret == 0 && nleaf == leaf_alloc) {
 			struct leaf *grown;
 
@@ -293,7 +293,7 @@ refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 		if (ret == 0) {
 			ref_target(fs, leaf[k].name, leaf[k].id, target,
 			    sizeof(target));
-			l->v[r++].ino = node_ino(key, ref_key(key,
+			l->v[r++].ino = node_ino(key, view_ref_key(key,
 			    leaf[k].name, target));
 		}
 		free(leaf[k].name);

@@ -67,7 +67,7 @@ peeled_tree(struct odbfs *fs, const unsigned char *id, unsigned char *tree)
 
 /* A tag's directory: its header, read and parsed, and the tree it peels to. */
 int
-tag_dir(struct odbfs *fs, const char *path, const unsigned char *id,
+view_tag_dir(struct odbfs *fs, const char *path, const unsigned char *id,
     struct node **out)
 {
 	struct objinfo info;
@@ -75,7 +75,7 @@ tag_dir(struct odbfs *fs, const char *path, const unsigned char *id,
 	bool known;
 	int ret;
 
-	if (!(n = new_dir(NODE_TAG, path, NODE_TIME_REPO)))
+	if (!(n = view_new_dir(NODE_TAG, path, NODE_TIME_REPO)))
 		return -ENOMEM;
 	if ((ret = node_ext_new(n)) == 0) {
 		memcpy(n->ext->id, id, fs->rawsz);
@@ -109,7 +109,7 @@ tag_dir(struct odbfs *fs, const char *path, const unsigned char *id,
 	/* An old tag without a tagger line has no time of its own. */
 	if (n->ext->tag.tagger)
 		n->time = n->ext->tag.time;
-	return intern(n, out);
+	return view_intern(n, out);
 }
 
 /* tags/<id>: a tag by its full id, or a link from a prefix of it. */
@@ -122,16 +122,16 @@ tags_find(struct odbfs *fs, struct node *dir, const char *name,
 	struct objinfo info;
 	int ret;
 
-	if (is_abbrev(fs, name))
-		return abbrev_link(fs, dir, name, OBJ_TAG, out);
+	if (view_is_abbrev(fs, name))
+		return view_abbrev_link(fs, dir, name, OBJ_TAG, out);
 	if (!oid_parse_hex(id, name, fs->rawsz))
 		return -ENOENT;
-	if ((ret = lookup_id(fs, id, &info)) < 0)
+	if ((ret = view_lookup_id(fs, id, &info)) < 0)
 		return ret;
 	if (info.type != OBJ_TAG)
 		return -ENOENT;
-	child_path(dir, name, path, sizeof(path));
-	return tag_dir(fs, path, id, out);
+	view_child_path(dir, name, path, sizeof(path));
+	return view_tag_dir(fs, path, id, out);
 }
 
 /*
@@ -141,7 +141,7 @@ tags_find(struct odbfs *fs, struct node *dir, const char *name,
 static int
 tags_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
-	return list_ids(fs, dir, l, odb_list_tags, OBJ_TAG, false);
+	return dirlist_ids(fs, dir, l, odb_list_tags, OBJ_TAG, false);
 }
 
 const struct view_kind view_tags_kind = {
@@ -157,21 +157,21 @@ static size_t
 tree_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	return dir->ext->tag_has_tree ? member_key(fs, dir, name, key) : 0;
+	return dir->ext->tag_has_tree ? view_member_key(fs, dir, name, key) : 0;
 }
 
 static size_t
 name_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	return dir->ext->tag.name ? member_key(fs, dir, name, key) : 0;
+	return dir->ext->tag.name ? view_member_key(fs, dir, name, key) : 0;
 }
 
 static size_t
 tagger_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	return dir->ext->tag.tagger ? member_key(fs, dir, name, key) : 0;
+	return dir->ext->tag.tagger ? view_member_key(fs, dir, name, key) : 0;
 }
 
 static int
@@ -189,7 +189,7 @@ object_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 		where = "../../trees/";
 	else if (type == OBJ_TAG)
 		where = "../";
-	return member_link(fs, dir, where, t->object, key, klen, out);
+	return view_member_link(fs, dir, where, t->object, key, klen, out);
 }
 
 static int
@@ -197,7 +197,7 @@ tree_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	(void)f;
-	return member_link(fs, dir, "../../trees/", dir->ext->tag_tree, key,
+	return view_member_link(fs, dir, "../../trees/", dir->ext->tag_tree, key,
 	    klen, out);
 }
 
@@ -209,7 +209,7 @@ type_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 
 	(void)fs;
 	(void)f;
-	return member_line(dir, type, strlen(type), key, klen, out);
+	return view_member_line(dir, type, strlen(type), key, klen, out);
 }
 
 static int
@@ -218,7 +218,7 @@ name_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 {
 	(void)fs;
 	(void)f;
-	return member_line(dir, dir->ext->tag.name, dir->ext->tag.name_len,
+	return view_member_line(dir, dir->ext->tag.name, dir->ext->tag.name_len,
 	    key, klen, out);
 }
 
@@ -228,7 +228,7 @@ tagger_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 {
 	(void)fs;
 	(void)f;
-	return member_line(dir, dir->ext->tag.tagger,
+	return view_member_line(dir, dir->ext->tag.tagger,
 	    dir->ext->tag.tagger_len, key, klen, out);
 }
 
@@ -237,18 +237,18 @@ message_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
 	(void)f;
-	return intern(member_slice(fs, dir, dir->ext->tag.header_len,
+	return view_intern(view_member_slice(fs, dir, dir->ext->tag.header_len,
 	    dir->ext->tag.message_len, key, klen), out);
 }
 
 static const struct view_fixed tag_fixed[] = {
-	{ "object", S_IFLNK, NODE_SYMLINK, member_key, object_make },
+	{ "object", S_IFLNK, NODE_SYMLINK, view_member_key, object_make },
 	{ "tree", S_IFLNK, NODE_SYMLINK, tree_key, tree_make },
-	{ "type", S_IFREG, NODE_DATA, member_key, type_make },
+	{ "type", S_IFREG, NODE_DATA, view_member_key, type_make },
 	{ "tag", S_IFREG, NODE_DATA, name_key, name_make },
 	{ "tagger", S_IFREG, NODE_DATA, tagger_key, tagger_make },
-	{ "message", S_IFREG, NODE_SLICE, member_key, message_make },
-	{ "raw", S_IFLNK, NODE_SYMLINK, member_key, member_raw },
+	{ "message", S_IFREG, NODE_SLICE, view_member_key, message_make },
+	{ "raw", S_IFLNK, NODE_SYMLINK, view_member_key, view_member_raw },
 };
 
 /* A tag never changes: neither does what it lacks. */

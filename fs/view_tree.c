@@ -146,7 +146,7 @@ tree_get(struct odbfs *fs, const unsigned char *id, const char *path,
  * it forgets and learns it again.
  */
 int
-tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
+view_tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
     int64_t time, uint64_t ino, struct node **out)
 {
 	char hex[OID_HEXSZ_MAX + 1];
@@ -157,7 +157,7 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 
 	if ((ret = tree_get(fs, id, path, &t)) < 0)
 		return ret;
-	if (!(n = new_dir(NODE_TREE, path, time)) || node_ext_new(n) < 0) {
+	if (!(n = view_new_dir(NODE_TREE, path, time)) || node_ext_new(n) < 0) {
 		node_free(n);
 		treecache_put(t);
 		return -ENOMEM;
@@ -190,7 +190,7 @@ tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 		    t->longs > 1 ? "names" : "name", TREE_NAME_MAX,
 		    t->long_off);
 	treecache_put(t);
-	return intern(n, out);
+	return view_intern(n, out);
 }
 
 static const struct tree_entry *
@@ -312,11 +312,11 @@ tree_entry_node(struct odbfs *fs, struct node *dir, const struct ptree *t,
 	oid_to_hex(hex, e->id, fs->rawsz);
 	switch (e->mode) {
 	case TREE_MODE_DIR:
-		child_path(dir, e->name, path, sizeof(path));
-		return tree_dir(fs, e->id, path, dir->time, ino, out);
+		view_child_path(dir, e->name, path, sizeof(path));
+		return view_tree_dir(fs, e->id, path, dir->time, ino, out);
 	case TREE_MODE_GITLINK:
-		child_path(dir, e->name, path, sizeof(path));
-		n = new_dir(NODE_GITLINK, path, dir->time);
+		view_child_path(dir, e->name, path, sizeof(path));
+		n = view_new_dir(NODE_GITLINK, path, dir->time);
 		if (!n || node_ext_new(n) < 0) {
 			node_free(n);
 			return -ENOMEM;
@@ -325,7 +325,7 @@ tree_entry_node(struct odbfs *fs, struct node *dir, const struct ptree *t,
 		memcpy(n->ext->id, e->id, fs->rawsz);
 		n->type = OBJ_COMMIT;
 		n->git_mode = (uint16_t)e->mode;
-		return intern(n, out);
+		return view_intern(n, out);
 	case TREE_MODE_FILE:
 	case TREE_MODE_EXEC:
 		if ((ret = odb_info(fs->odb, e->id, &info)) < 0)
@@ -335,7 +335,7 @@ tree_entry_node(struct odbfs *fs, struct node *dir, const struct ptree *t,
 			    dir->path, e->name, hex,
 			    object_type_name(info.type));
 		/* Its st_ino tells it from any other: its mode is its own. */
-		klen = id_key(key, 'B', e->id, fs->rawsz);
+		klen = view_id_key(key, 'B', e->id, fs->rawsz);
 		if (!(n = entry_node(NODE_BLOB, key, klen, ino)))
 			return -ENOMEM;
 		n->type = OBJ_BLOB;
@@ -344,7 +344,7 @@ tree_entry_node(struct odbfs *fs, struct node *dir, const struct ptree *t,
 		    NODE_MODE_FILE;
 		n->size = info.size;
 		n->time = dir->time;
-		return intern(n, out);
+		return view_intern(n, out);
 	case TREE_MODE_LINK:
 		if ((ret = odb_info(fs->odb, e->id, &info)) < 0)
 			return ret;
@@ -359,7 +359,7 @@ tree_entry_node(struct odbfs *fs, struct node *dir, const struct ptree *t,
 			return log_corrupt("%s/%s: symlink target %s holds a "
 			    "NUL byte", dir->path, e->name, hex);
 		}
-		n = entry_node(NODE_SYMLINK, key, id_key(key, 'S', e->id,
+		n = entry_node(NODE_SYMLINK, key, view_id_key(key, 'S', e->id,
 		    fs->rawsz), ino);
 		if (n && (n->data = malloc((size_t)info.size + 1))) {
 			memcpy(n->data, buf, (size_t)info.size);
@@ -375,7 +375,7 @@ tree_entry_node(struct odbfs *fs, struct node *dir, const struct ptree *t,
 		n->mode = S_IFLNK | 0777;
 		n->size = info.size;
 		n->time = dir->time;
-		return intern(n, out);
+		return view_intern(n, out);
 	default:
 		return bad_mode(fs, t, e);
 	}
@@ -393,13 +393,13 @@ trees_find(struct odbfs *fs, struct node *dir, const char *name,
 	struct objinfo info;
 	int ret;
 
-	if (is_abbrev(fs, name))
-		return abbrev_link(fs, dir, name, OBJ_TREE, out);
+	if (view_is_abbrev(fs, name))
+		return view_abbrev_link(fs, dir, name, OBJ_TREE, out);
 	if (!oid_parse_hex(id, name, fs->rawsz))
 		return -ENOENT;
-	if ((ret = lookup_id(fs, id, &info)) < 0)
+	if ((ret = view_lookup_id(fs, id, &info)) < 0)
 		return ret;
-	return info.type == OBJ_TREE ? by_id_link(fs, dir, name, out) :
+	return info.type == OBJ_TREE ? view_byid_link(fs, dir, name, out) :
 	    -ENOENT;
 }
 
@@ -411,7 +411,7 @@ static int
 trees_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 {
 	/* Each is a tree: odb_list_trees() weighed them. */
-	return list_ids(fs, dir, l, odb_list_trees, OBJ_NONE, true);
+	return dirlist_ids(fs, dir, l, odb_list_trees, OBJ_NONE, true);
 }
 
 const struct view_kind view_trees_kind = {
@@ -560,7 +560,7 @@ tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 			    e->namelen);
 			continue;
 		}
-		ret = add_rec(l, e->name, false, type, tree_entry_ino(dir, i,
+		ret = dirlist_add(l, e->name, false, type, tree_entry_ino(dir, i,
 		    e->name));
 	}
 	return ret;
