@@ -46,7 +46,7 @@
 #include "stats.h"
 #include "treecache.h"
 #include "trim.h"
-#include "view_int.h"
+#include "view.h"
 
 /* An open repository: what closing it lets go. */
 struct live {
@@ -731,7 +731,7 @@ repo_dir(struct odbfs *fs, const struct scan_repo *fr, struct node **out)
 	if (bad)
 		return -ENOENT;
 	node_enter(index, seed);
-	n = view_new_dir(NODE_ROOT, "", epoch);
+	n = view_new_dir(&view_root_kind, "", epoch);
 	node_enter(0, 0);
 	return view_intern(n, out);
 }
@@ -751,7 +751,8 @@ group_find(struct odbfs *fs, struct node *dir, const char *name,
 	if ((fr = scan_find(f->scan, path)))
 		ret = repo_dir(fs, fr, out);
 	else if (is_group(f->scan, path))
-		ret = view_intern(view_new_dir(NODE_GROUP, path, NODE_TIME_REPO), out);
+		ret = view_intern(view_new_dir(&view_group_kind, path,
+		    NODE_TIME_REPO), out);
 	pthread_rwlock_unlock(&f->scan_lock);
 	return ret;
 }
@@ -869,11 +870,14 @@ top_meta_key(struct odbfs *fs, const struct node *dir, const char *name,
 }
 
 static const struct view_fixed group_fixed[] = {
-	{ ".odbfs", S_IFDIR, NODE_META, top_meta_key, view_make_dir },
+	{ ".odbfs", S_IFDIR, NODE_META, top_meta_key, view_make_dir,
+	    &view_meta_kind },
 };
 
 /* What is under the root comes and goes: a miss is never cached. */
 const struct view_kind view_group_kind = {
+	.name = "group",
+	.node = NODE_GROUP,
 	.mode = NODE_MODE_DIR,
 	.negative = 0,
 	VIEW_FIXED_INIT(group_fixed),

@@ -50,7 +50,7 @@
 #include "service.h"
 #include "treecache.h"
 #include "trim.h"
-#include "view.h"
+#include "layout.h"
 #include "warden.h"
 #include "odbstore/watch.h"
 
@@ -242,23 +242,13 @@ has_object(void *fs, const unsigned char *raw)
 static void
 drop_negative(void *arg, const unsigned char *raw)
 {
-	static const char *const dirs[] = { "objects", "commits", "trees",
-	    "tags", "by-id" };
-	struct odbfs *fs = arg;
-	char hex[OID_HEXSZ_MAX + 1], fanout[16];
-
-	oid_to_hex(hex, raw, fs->rawsz);
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		view_drop_entry(fs, dirs[i], hex);
-	snprintf(fanout, sizeof(fanout), "objects/%.2s", hex);
-	view_drop_entry(fs, fanout, hex);
+	layout_drop_id(arg, raw);
 }
 
 void
 odbfs_published(void *arg)
 {
 	struct odbfs *fs = arg;
-	char name[3];
 
 	/* The watcher's thread finds the nodes of its repository. */
 	node_enter(fs->repo, fs->seed);
@@ -270,8 +260,7 @@ odbfs_published(void *arg)
 		if (now == fs->prefixes[b])
 			continue;
 		fs->prefixes[b] = now;
-		snprintf(name, sizeof(name), "%02x", b);
-		view_drop_entry(fs, "objects", name);
+		layout_drop_prefix(fs, b);
 	}
 }
 

@@ -1,15 +1,15 @@
 /*
- * ops: one handler per FUSE operation. What a name means is the view's
- * business (view*.c); this file speaks the protocol: entries and their
+ * ops: one handler per FUSE operation. What a name means is the
+ * layout's business (layout.c and the view files); this file speaks the protocol: entries and their
  * timeouts, directory streams, open files, extended attributes.
  *
  * The hot path is a lookup that misses:
  *
  *   odbfs_lookup()
- *     view_lookup()          the directory's kind: a fixed name, or its find
+ *     layout_lookup()        the directory's kind: a fixed name, or its find
  *       objects_find()       (fanout_find(), commits_find(), trees_find())
  *         oid_parse_hex()    a full lowercase id, or ENOENT with no lookup
- *         view_lookup_id()        the view's one lookup of a full id
+ *         view_lookup_id()   the view's one lookup of a full id
  *           odb_has()        memory only (see store/odb.c)
  *           miss_note()      a few relaxed atomic stores, so the entry can
  *                            be invalidated when the object arrives
@@ -38,6 +38,7 @@
 #include "reflinks.h"
 #include "stats.h"
 #include "trim.h"
+#include "layout.h"
 #include "view.h"
 
 static struct odbfs *
@@ -81,30 +82,6 @@ to_errno(int ret)
 }
 
 /*
- * A directory's links: "." and its parent's entry, and each subdirectory's
- * "..", where that count is known without work; 1 elsewhere, which find
- * and fts take as "unknown" (as on btrfs).
- */
-static nlink_t
-dir_nlink(const struct odbfs *fs, const struct node *n)
-{
-	switch (n->kind) {
-	case NODE_ROOT:
-		return fs->nometa ? 7 : 8;	/* refs commits trees tags objects */
-	case NODE_COMMIT:
-		return 3;			/* tree */
-	case NODE_TREE:
-		return 2 + (nlink_t)n->ext->subdirs;
-	case NODE_TAG:				/* no subdirectory */
-	case NODE_GITLINK:
-	case NODE_META:
-		return 2;
-	default:
-		return 1;
-	}
-}
-
-/*
  * The attributes, as man/odbfs.1 says and backup tools read them. The
  * sub-second part of st_ctime comes from st_ino so that no two files share
  * one: borg's files cache forgets the files of a run whose ctime is the
@@ -125,7 +102,7 @@ fill_attr(const struct odbfs *fs, const struct node *n, struct stat *st)
 	 */
 	st->st_mode = S_ISLNK(n->mode) || !(n->mode & S_IROTH) ? n->mode :
 	    n->mode & ~fs->umask;
-	st->st_nlink = S_ISDIR(n->mode) ? dir_nlink(fs, n) : 1;
+	st->st_nlink = S_ISDIR(n->mode) ? layout_nlink(fs, n) : 1;
 	st->st_uid = fs->uid;
 	st->st_gid = fs->gid;
 	st->st_size = (off_t)n->size;
@@ -141,13 +118,6 @@ fill_attr(const struct odbfs *fs, const struct node *n, struct stat *st)
 	 */
 	if (n->time == NODE_TIME_REPO && S_ISREG(n->mode))
 		st->st_atim.tv_nsec = st->st_mtim.tv_nsec = st->st_ctim.tv_nsec;
-}
-
-/* Are n's bytes its object's, rebuilt by the store (not held by n)? */
-static bool
-reads_object(const struct node *n)
-{
-	return n->kind == NODE_OBJECT || n->kind == NODE_BLOB;
 }
 
 static void
@@ -167,21 +137,11 @@ reply_negative(fuse_req_t req, const struct odbfs *fs, const struct node *dir)
 	struct fuse_entry_param e = { 0 };
 
 	/* ino 0 with a timeout: the kernel caches the miss that long. */
-	e.entry_timeout = view_negative_timeout(fs, dir);
+	e.entry_timeout = layout_negative_timeout(fs, dir);
 	if (e.entry_timeout > 0)
 		fuse_reply_entry(req, &e);
 	else
 		fuse_reply_err(req, ENOENT);
-}
-
-/*
- * Is what dir shows read from the refs (HEAD and refs/)? Then a lookup or
- * listing in it holds reflinks' read lock from reading them to its reply.
- */
-static bool
-shows_refs(const struct node *dir)
-{
-	return dir->kind == NODE_ROOT || dir->kind == NODE_REFDIR;
 }
 
 /*
@@ -212,7 +172,7 @@ lookup_reply(fuse_req_t req, struct node *dir, const char *name)
 	 * run before the miss was noted, and then nothing would drop the
 	 * negative entry before it times out (miss.h).
 	 */
-	while ((ret = view_lookup(fs, dir, name, &n)) == -ENOENT && fs->odb &&
+	while ((ret = layout_lookup(fs, dir, name, &n)) == -ENOENT && fs->odb &&
 	    tries++ < LOOKUP_RETRIES && odb_moved(fs->odb, gen))
 		gen = odb_generation(fs->odb);
 	if (ret == -ENOENT || ret == -ENOTUNIQ) {
@@ -233,7 +193,7 @@ odbfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	union node_buf nb;
 	struct node *dir = node_get(parent, &nb);
 
-	if (!shows_refs(dir)) {
+	if (!layout_shows_refs(dir)) {
 		lookup_reply(req, dir, name);
 		return;
 	}
@@ -326,7 +286,7 @@ odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, to_errno(ret));
 		return;
 	}
-	ret = view_list(fs, n, &l);
+	ret = layout_list(fs, n, &l);
 	/* Once let go, a mount of many's fs may be closed and freed. */
 	ahead = fs->ahead;
 	repo = fs->repo;
@@ -348,10 +308,7 @@ odbfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * Listings under an id never change: the kernel may keep them. Those
 	 * of objects/, commits/, trees/, tags/ and the refs do.
 	 */
-	fi->cache_readdir = node_timeout(n) > 0 && n->kind != NODE_OBJECTS &&
-	    n->kind != NODE_FANOUT && n->kind != NODE_COMMITS &&
-	    n->kind != NODE_TREES && n->kind != NODE_TAGS &&
-	    n->kind != NODE_GROUP && !shows_refs(n);
+	fi->cache_readdir = layout_cache_listing(n);
 	fi->keep_cache = fi->cache_readdir;
 	fuse_reply_open(req, fi);
 }
@@ -407,7 +364,7 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 */
 		if (plus && i >= 2 && !dirlist_plain(l) &&
 		    !(known = dirlist_known(l, i - 2)) &&
-		    view_lookup(fs, dir, nm, &child) == 0)
+		    layout_lookup(fs, dir, nm, &child) == 0)
 			entry_of(fs, child, &e);
 		if (plus)
 			len = fuse_add_direntry_plus(req, buf + used,
@@ -424,7 +381,7 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		if (known)
 			ahead_list_add(d->shown, known, cino,
 			    dirlist_id(l, i - 2), fs->rawsz);
-		else if (child && reads_object(child))
+		else if (child && layout_object_bytes(child))
 			ahead_list_add(d->shown, node_nodeid(child),
 			    child->ino, node_id(child), fs->rawsz);
 	}
@@ -451,7 +408,7 @@ odbfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	union node_buf nb;
 
 	/* Its entries are lookups: see odbfs_lookup(). */
-	if (shows_refs(node_get(ino, &nb))) {
+	if (layout_shows_refs(node_get(ino, &nb))) {
 		reflinks_lookup_begin();
 		readdir_common(req, ino, size, off, fi, true);
 		reflinks_lookup_end();
@@ -580,7 +537,7 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	object = reads_object(n) || (n->kind == NODE_SLICE &&
+	object = layout_object_bytes(n) || (n->kind == NODE_SLICE &&
 	    (uint64_t)off < n->size);
 	/* Held until the reader is let go: see forge_hold(). */
 	if (!(fs = fs_get(req, n, object, &ret))) {
@@ -588,7 +545,7 @@ odbfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	stats_add(STAT_READS, 1);
-	if (reads_object(n) && off == 0)
+	if (layout_object_bytes(n) && off == 0)
 		ahead_read(ino, n->ino);
 	if (object) {
 		if ((ret = object_of(fs, n, off, size, &r, &start,

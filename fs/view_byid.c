@@ -11,44 +11,14 @@
  * So a walk of the mount (find, du, tar, a backup tool), which follows no
  * link, meets each commit and root tree once, as a link, and never the
  * history times the tree; whoever names a commit's tree, through HEAD, a
- * ref or commits/<id>/tree, gets the directory, which by-id/ serves.
+ * ref or commits/<id>/tree, gets the directory, which by-id/ serves. The
+ * links themselves are view.c's (view_byid_link()), made where listed.
  */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "view_int.h"
-
-#define BY_ID_UP "../by-id/"
-
-/* The link's target: BY_ID_UP and hex, in target of KEY_MAX bytes. */
-static const char *
-by_id_target(char *target, const char *hex)
-{
-	snprintf(target, KEY_MAX, "%s%s", BY_ID_UP, hex);
-	return target;
-}
-
-size_t
-view_byid_key(unsigned char *key, const struct node *dir, const char *hex)
-{
-	char path[KEY_MAX], target[KEY_MAX];
-
-	view_child_path(dir, hex, path, sizeof(path));
-	return view_link_key(key, 'L', path, by_id_target(target, hex));
-}
-
-int
-view_byid_link(struct odbfs *fs, struct node *dir, const char *hex,
-    struct node **out)
-{
-	unsigned char key[KEY_MAX];
-	char target[KEY_MAX];
-
-	(void)fs;
-	return view_intern(view_new_link(key, view_byid_key(key, dir, hex),
-	    by_id_target(target, hex), NODE_TIME_REPO), out);
-}
+#include "view.h"
 
 /*
  * by-id/<id>: a commit, tree or tag, by its full id alone (commits/,
@@ -85,7 +55,12 @@ byid_find(struct odbfs *fs, struct node *dir, const char *name,
 }
 
 const struct view_kind view_byid_kind = {
+	.name = "by-id",
+	.node = NODE_BYID,
+	.hidden = true,
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
+	.cache_listing = true,
+	.by_id = true,
 	.find = byid_find,
 };

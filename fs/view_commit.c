@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "odbstore/log.h"
-#include "view_int.h"
+#include "view.h"
 
 /*
  * A commit's directory: its header, read and parsed, and what of it the
@@ -29,7 +29,7 @@ view_commit_dir(struct odbfs *fs, const char *path, const unsigned char *id,
 	struct node *n;
 	int ret;
 
-	if (!(n = view_new_dir(NODE_COMMIT, path, NODE_TIME_REPO)))
+	if (!(n = view_new_dir(&view_commit_kind, path, NODE_TIME_REPO)))
 		return -ENOMEM;
 	if ((ret = node_ext_new(n)) == 0) {
 		memcpy(n->ext->id, id, fs->rawsz);
@@ -154,9 +154,12 @@ commits_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 }
 
 const struct view_kind view_commits_kind = {
+	.name = "commits",
+	.node = NODE_COMMITS,
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
 	.plain = true,
+	.by_id = true,
 	.find = commits_find,
 	.list = commits_list,
 };
@@ -326,18 +329,22 @@ message_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 }
 
 static const struct view_fixed commit_fixed[] = {
-	{ "tree", S_IFDIR, NODE_TREE, view_key_dir, tree_make },
-	{ "parent", S_IFLNK, NODE_SYMLINK, parent_key, parent_make },
-	{ "parents", S_IFREG, NODE_DATA, view_member_key, parents_make },
-	{ "message", S_IFREG, NODE_SLICE, view_member_key, message_make },
-	{ "author", S_IFREG, NODE_DATA, author_key, author_make },
-	{ "committer", S_IFREG, NODE_DATA, committer_key, committer_make },
-	{ "raw", S_IFLNK, NODE_SYMLINK, view_member_key, view_member_raw },
+	{ "tree", S_IFDIR, NODE_TREE, view_key_dir, tree_make, &view_tree_kind },
+	{ "parent", S_IFLNK, NODE_SYMLINK, parent_key, parent_make, NULL },
+	{ "parents", S_IFREG, NODE_DATA, view_member_key, parents_make, NULL },
+	{ "message", S_IFREG, NODE_SLICE, view_member_key, message_make, NULL },
+	{ "author", S_IFREG, NODE_DATA, author_key, author_make, NULL },
+	{ "committer", S_IFREG, NODE_DATA, committer_key, committer_make, NULL },
+	{ "raw", S_IFLNK, NODE_SYMLINK, view_member_key, view_member_raw, NULL },
 };
 
 /* A commit never changes: neither does what it lacks. */
 const struct view_kind view_commit_kind = {
+	.name = "commit",
+	.node = NODE_COMMIT,
 	.mode = NODE_MODE_DIR,
 	.negative = NODE_TIMEOUT_IMMUTABLE,
 	VIEW_FIXED_INIT(commit_fixed),
+	.nlink = VIEW_NLINK_COUNTED,
+	.cache_listing = true,
 };

@@ -10,7 +10,7 @@
 #include "forge.h"
 #include "metrics.h"
 #include "stats.h"
-#include "view_int.h"
+#include "view.h"
 
 /*
  * A node whose inode number comes from the key's first klen bytes, made
@@ -138,14 +138,18 @@ metrics_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 }
 
 static const struct view_fixed meta_fixed[] = {
-	{ "stats", S_IFREG, NODE_STATS, view_key_path, stats_make },
-	{ "metrics", S_IFREG, NODE_STATS, view_key_path, metrics_make },
-	{ "repository", S_IFREG, NODE_DATA, view_key_path, repository_make },
-	{ "format", S_IFREG, NODE_DATA, format_key, format_make },
+	{ "stats", S_IFREG, NODE_STATS, view_key_path, stats_make, NULL },
+	{ "metrics", S_IFREG, NODE_STATS, view_key_path, metrics_make, NULL },
+	{ "repository", S_IFREG, NODE_DATA, view_key_path, repository_make, NULL },
+	{ "format", S_IFREG, NODE_DATA, format_key, format_make, NULL },
 };
 
 const struct view_kind view_meta_kind = {
+	.name = "meta",
+	.node = NODE_META,
 	.mode = META_DIR_MODE,
 	.negative = VIEW_NEGATIVE_MOUNT,
 	VIEW_FIXED_INIT(meta_fixed),
+	.nlink = VIEW_NLINK_COUNTED,
+	.cache_listing = true,
 };

@@ -9,7 +9,7 @@
 
 #include "miss.h"
 #include "stats.h"
-#include "view_int.h"
+#include "view.h"
 
 /*
  * The lookup of a full id: a miss is counted and remembered (so its
@@ -118,7 +118,7 @@ objects_find(struct odbfs *fs, struct node *dir, const char *name,
 		if (!odb_has_prefix(fs->odb, b))
 			return -ENOENT;
 		view_child_path(dir, name, path, sizeof(path));
-		if ((n = view_new_dir(NODE_FANOUT, path, NODE_TIME_REPO)))
+		if ((n = view_new_dir(&view_fanout_kind, path, NODE_TIME_REPO)))
 			n->fanout = (uint8_t)b;
 		return view_intern(n, out);
 	}
@@ -147,8 +147,12 @@ objects_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 }
 
 const struct view_kind view_objects_kind = {
+	.name = "objects",
+	.node = NODE_OBJECTS,
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
+	.by_id = true,
+	.fanout = true,
 	.find = objects_find,
 	.list = objects_list,
 };
@@ -175,6 +179,8 @@ fanout_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 }
 
 const struct view_kind view_fanout_kind = {
+	.name = "fanout",
+	.node = NODE_FANOUT,
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
 	.find = fanout_find,

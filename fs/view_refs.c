@@ -10,7 +10,7 @@
 
 #include "odbstore/log.h"
 #include "odbstore/refs.h"
-#include "view_int.h"
+#include "view.h"
 
 /*
  * The longest path of a refs directory or ref shown: git sets no bound on
@@ -221,7 +221,7 @@ refs_find_child(struct odbfs *fs, struct node *dir, const char *name,
 		up_of(path, up);
 		return view_ancestor(fs, dir, name, id, suffix, up, true, out);
 	}
-	return view_intern(view_new_dir(NODE_REFDIR, path, NODE_TIME_REPO), out);
+	return view_intern(view_new_dir(&view_refs_kind, path, NODE_TIME_REPO), out);
 }
 
 /* The children of refs directory dir: next components of refs under it. */
@@ -309,8 +309,11 @@ refs_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
  * a new ref must show at once, nor a listing (ops.c).
  */
 const struct view_kind view_refs_kind = {
+	.name = "refs",
+	.node = NODE_REFDIR,
 	.mode = NODE_MODE_DIR,
 	.negative = 0,
+	.shows_refs = true,
 	.find = refs_find_child,
 	.list = refs_list,
 };

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 
 #include "odbstore/log.h"
-#include "view_int.h"
+#include "view.h"
 
 /* Why odb_peel() of id failed with ret, in a few words. */
 static const char *
@@ -75,7 +75,7 @@ view_tag_dir(struct odbfs *fs, const char *path, const unsigned char *id,
 	bool known;
 	int ret;
 
-	if (!(n = view_new_dir(NODE_TAG, path, NODE_TIME_REPO)))
+	if (!(n = view_new_dir(&view_tag_kind, path, NODE_TIME_REPO)))
 		return -ENOMEM;
 	if ((ret = node_ext_new(n)) == 0) {
 		memcpy(n->ext->id, id, fs->rawsz);
@@ -145,9 +145,12 @@ tags_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 }
 
 const struct view_kind view_tags_kind = {
+	.name = "tags",
+	.node = NODE_TAGS,
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
 	.plain = true,
+	.by_id = true,
 	.find = tags_find,
 	.list = tags_list,
 };
@@ -242,18 +245,22 @@ message_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
 }
 
 static const struct view_fixed tag_fixed[] = {
-	{ "object", S_IFLNK, NODE_SYMLINK, view_member_key, object_make },
-	{ "tree", S_IFLNK, NODE_SYMLINK, tree_key, tree_make },
-	{ "type", S_IFREG, NODE_DATA, view_member_key, type_make },
-	{ "tag", S_IFREG, NODE_DATA, name_key, name_make },
-	{ "tagger", S_IFREG, NODE_DATA, tagger_key, tagger_make },
-	{ "message", S_IFREG, NODE_SLICE, view_member_key, message_make },
-	{ "raw", S_IFLNK, NODE_SYMLINK, view_member_key, view_member_raw },
+	{ "object", S_IFLNK, NODE_SYMLINK, view_member_key, object_make, NULL },
+	{ "tree", S_IFLNK, NODE_SYMLINK, tree_key, tree_make, NULL },
+	{ "type", S_IFREG, NODE_DATA, view_member_key, type_make, NULL },
+	{ "tag", S_IFREG, NODE_DATA, name_key, name_make, NULL },
+	{ "tagger", S_IFREG, NODE_DATA, tagger_key, tagger_make, NULL },
+	{ "message", S_IFREG, NODE_SLICE, view_member_key, message_make, NULL },
+	{ "raw", S_IFLNK, NODE_SYMLINK, view_member_key, view_member_raw, NULL },
 };
 
 /* A tag never changes: neither does what it lacks. */
 const struct view_kind view_tag_kind = {
+	.name = "tag",
+	.node = NODE_TAG,
 	.mode = NODE_MODE_DIR,
 	.negative = NODE_TIMEOUT_IMMUTABLE,
 	VIEW_FIXED_INIT(tag_fixed),
+	.nlink = VIEW_NLINK_COUNTED,
+	.cache_listing = true,
 };

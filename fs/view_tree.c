@@ -14,7 +14,7 @@
 
 #include "odbstore/log.h"
 #include "treecache.h"
-#include "view_int.h"
+#include "view.h"
 
 /*
  * The longest name a FUSE listing carries (the kernel's FUSE_NAME_MAX):
@@ -157,7 +157,7 @@ view_tree_dir(struct odbfs *fs, const unsigned char *id, const char *path,
 
 	if ((ret = tree_get(fs, id, path, &t)) < 0)
 		return ret;
-	if (!(n = view_new_dir(NODE_TREE, path, time)) || node_ext_new(n) < 0) {
+	if (!(n = view_new_dir(&view_tree_kind, path, time)) || node_ext_new(n) < 0) {
 		node_free(n);
 		treecache_put(t);
 		return -ENOMEM;
@@ -316,7 +316,7 @@ tree_entry_node(struct odbfs *fs, struct node *dir, const struct ptree *t,
 		return view_tree_dir(fs, e->id, path, dir->time, ino, out);
 	case TREE_MODE_GITLINK:
 		view_child_path(dir, e->name, path, sizeof(path));
-		n = view_new_dir(NODE_GITLINK, path, dir->time);
+		n = view_new_dir(&view_gitlink_kind, path, dir->time);
 		if (!n || node_ext_new(n) < 0) {
 			node_free(n);
 			return -ENOMEM;
@@ -415,9 +415,12 @@ trees_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 }
 
 const struct view_kind view_trees_kind = {
+	.name = "trees",
+	.node = NODE_TREES,
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
 	.plain = true,
+	.by_id = true,
 	.find = trees_find,
 	.list = trees_list,
 };
@@ -568,14 +571,22 @@ tree_list(struct odbfs *fs, struct node *dir, struct dirlist *l)
 
 /* A tree never changes: neither does what it lacks. */
 const struct view_kind view_tree_kind = {
+	.name = "tree",
+	.node = NODE_TREE,
 	.mode = NODE_MODE_DIR,
 	.negative = NODE_TIMEOUT_IMMUTABLE,
+	.nlink = VIEW_NLINK_SUBDIRS,
+	.cache_listing = true,
 	.find = tree_child,
 	.list = tree_list,
 };
 
 /* A submodule's commit is not in this repository: an empty directory. */
 const struct view_kind view_gitlink_kind = {
+	.name = "gitlink",
+	.node = NODE_GITLINK,
 	.mode = NODE_MODE_DIR,
 	.negative = NODE_TIMEOUT_IMMUTABLE,
+	.nlink = VIEW_NLINK_COUNTED,
+	.cache_listing = true,
 };

@@ -1,6 +1,6 @@
 /*
  * test_view: the listing of every kind of directory against its lookups,
- * without mounting. For each name a directory lists, view_lookup() of it
+ * without mounting. For each name a directory lists, layout_lookup() of it
  * must give a node with the inode number and type the listing gave: a
  * backup tool that compares readdir's d_ino with stat's st_ino, or find
  * trusting d_type, sees one file system. The repository is made by git:
@@ -18,6 +18,7 @@
 
 #include "odbfs.h"
 #include "unit.h"
+#include "layout.h"
 #include "view.h"
 
 static const char setup[] =
@@ -75,7 +76,7 @@ walk(struct odbfs *fs, struct node *dir, const char *path)
 	size_t same = 0, count;
 
 	seen[dir->kind] = true;
-	if (!check_int(view_list(fs, dir, &l), 0, "%s lists", path))
+	if (!check_int(layout_list(fs, dir, &l), 0, "%s lists", path))
 		return;
 	count = dirlist_count(l);
 	for (size_t i = 0; i < count; i++) {
@@ -88,7 +89,7 @@ walk(struct odbfs *fs, struct node *dir, const char *path)
 
 		name = dirlist_entry(l, i, buf, &type, &ino);
 		snprintf(sub, sizeof(sub), "%s/%s", path, name);
-		if ((ret = view_lookup(fs, dir, name, &n)) < 0) {
+		if ((ret = layout_lookup(fs, dir, name, &n)) < 0) {
 			check_int(ret, 0, "%s: listed, and looked up", sub);
 			continue;
 		}
@@ -113,7 +114,7 @@ walk_named(struct odbfs *fs, struct node *dir, const char *name,
 {
 	struct node *n;
 
-	if (check_int(view_lookup(fs, dir, name, &n), 0, "%s looked up",
+	if (check_int(layout_lookup(fs, dir, name, &n), 0, "%s looked up",
 	    path)) {
 		walk(fs, n, path);
 		release(n);
@@ -127,11 +128,11 @@ check_link(struct odbfs *fs, const char *dir, const char *id)
 	char want[OID_HEXSZ_MAX + 16];
 	struct node *d, *n;
 
-	if (!check_int(view_lookup(fs, node_root(), dir, &d), 0,
+	if (!check_int(layout_lookup(fs, node_root(), dir, &d), 0,
 	    "%s/ looked up", dir))
 		return;
 	snprintf(want, sizeof(want), "../by-id/%s", id);
-	if (check_int(view_lookup(fs, d, id, &n), 0, "%s/%s looked up", dir,
+	if (check_int(layout_lookup(fs, d, id, &n), 0, "%s/%s looked up", dir,
 	    id)) {
 		check(S_ISLNK(n->mode) && !strcmp(n->data, want),
 		    "%s/%s links to %s", dir, id, want);
@@ -160,7 +161,7 @@ walk_repo(struct odbfs *fs, const char *dir)
 	/* commits/ and trees/ list links to by-id/, which lists nothing. */
 	check_link(fs, "commits", head);
 	check_link(fs, "trees", tree);
-	if (check_int(view_lookup(fs, node_root(), "by-id", &byid), 0,
+	if (check_int(layout_lookup(fs, node_root(), "by-id", &byid), 0,
 	    "by-id/ looked up")) {
 		walk(fs, byid, "/by-id");
 		snprintf(path, sizeof(path), "/by-id/%s", head);
@@ -189,7 +190,7 @@ nometa(struct odbfs *fs)
 	bool listed = false;
 
 	fs->nometa = true;
-	if (check_int(view_list(fs, node_root(), &l), 0, "nometa: lists")) {
+	if (check_int(layout_list(fs, node_root(), &l), 0, "nometa: lists")) {
 		for (size_t i = 0; i < dirlist_count(l); i++) {
 			char buf[OID_HEXSZ_MAX + 1];
 			mode_t type;
@@ -201,7 +202,7 @@ nometa(struct odbfs *fs)
 		dirlist_free(l);
 	}
 	check(!listed, "nometa: .odbfs is not listed");
-	check_int(view_lookup(fs, node_root(), ".odbfs", &n), -ENOENT,
+	check_int(layout_lookup(fs, node_root(), ".odbfs", &n), -ENOENT,
 	    "nometa: .odbfs is not found");
 	fs->nometa = false;
 }
