@@ -50,7 +50,7 @@ FS_OBJ = $(FS_SRC:.c=.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
 # The part of fs/ that needs no FUSE session (its headers only), tested
 # with the store.
-UNIT_FS_SRC = fs/cell.c fs/dirlist.c fs/forge.c fs/layout.c fs/metrics.c fs/miss.c fs/node.c fs/owner.c fs/readers.c \
+UNIT_FS_SRC = fs/cell.c fs/dirlist.c fs/fingerprint.c fs/forge.c fs/layout.c fs/rescan.c fs/roster.c fs/served.c fs/metrics.c fs/miss.c fs/node.c fs/owner.c fs/readers.c \
 	fs/treecache.c fs/trim.c \
 	fs/reflinks.c fs/stats.c $(wildcard fs/view*.c)
 

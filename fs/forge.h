@@ -1,17 +1,15 @@
 /*
  * forge: one mount for every repository under a root (odbfs --root DIR).
  *
- * The root and the groups under it (store/scan.c finds them) are
+ * The root and the groups under it (the roster, roster.h, lists them) are
  * directories of kind NODE_GROUP, of the forge's own struct odbfs; each
  * repository is a directory of kind NODE_ROOT whose nodes carry its
- * number (node_enter()) and are served with its own struct odbfs, made
- * when an operation first needs its objects and let go when it has been
- * the least recently used of more than max_open (the kernel's nodes of it
- * stay: the next operation on one opens it again).
- *
- * ops.c brackets every operation on a node with forge_hold() and
- * forge_release(); main.c calls forge_open() before mounting, forge_run()
- * once the session serves, forge_close() at the end.
+ * number (node_enter()) and are served with its own struct odbfs
+ * (served.h), made when an operation first needs its objects and let go
+ * when it has been the least recently used of more than max_open (the
+ * kernel's nodes of it stay: the next operation on one opens it again).
+ * Operations are bracketed by forge_hold() and forge_release(); the
+ * thread that sees repositories come and go is rescan.h's.
  */
 #ifndef ODBFS_FORGE_H
 #define ODBFS_FORGE_H
@@ -23,7 +21,6 @@
 
 struct forge_opts {
 	unsigned max_open;	/* -o max_repos= */
-	void (*published)(void *fs);	/* odbfs_published(), for watchers */
 	long refresh;		/* as for a single mount: 0 watch, N poll */
 	bool verify;		/* -o verify */
 	const char *mountpoint;	/* a real path: not searched if bound under
@@ -41,33 +38,10 @@ struct forge_opts {
 int forge_open(struct odbfs *top, const char *root,
     const struct forge_opts *opts);
 
-/*
- * Start the forge's thread: it closes what operations let go and, unless
- * refresh is never, sees repositories come and go.
- */
-int forge_run(struct odbfs *top);
-
-/* Repositories listed under the root, and how many of them are open. */
-void forge_count(const struct odbfs *top, size_t *repos, size_t *open);
-
-/*
- * For .odbfs/metrics: fn(arg, NULL, counters, NULL) with the counts of
- * operations on the root and its groups, then fn(arg, gitdir, counters,
- * odb) for each repository the mount has shown and not lost, with odb
- * NULL when it is closed. Called under the table's lock: fn must not call
- * into the forge, and what it is given is valid only during the call.
- */
-void forge_each(const struct odbfs *top, void (*fn)(void *arg,
-    const char *gitdir, const _Atomic uint64_t *counters, struct odb *odb),
-    void *arg);
-
-/* The root, as scanned (its real path). */
-const char *forge_root(const struct odbfs *top);
-
 /* Drop the delta bases every repository shares (trim.h's shed). */
 void forge_shed(struct odbfs *top);
 
-/* Stop it and close every repository. */
+/* Close every repository and free the forge (after rescan_stop()). */
 void forge_close(struct odbfs *top);
 
 /*

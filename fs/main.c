@@ -40,19 +40,17 @@
 #include "forge.h"
 #include "jail.h"
 #include "odbstore/log.h"
-#include "miss.h"
 #include "node.h"
 #include "odbfs.h"
 #include "odbstore/oid.h"
 #include "owner.h"
 #include "readers.h"
-#include "reflinks.h"
+#include "rescan.h"
+#include "served.h"
 #include "service.h"
 #include "treecache.h"
 #include "trim.h"
-#include "layout.h"
 #include "warden.h"
-#include "odbstore/watch.h"
 
 #ifndef ODBFS_VERSION
 #define ODBFS_VERSION "unknown"
@@ -231,39 +229,6 @@ parse_loglevel(const char *s)
 	return -1;
 }
 
-static bool
-has_object(void *fs, const unsigned char *raw)
-{
-	return odb_has(((struct odbfs *)fs)->odb, raw);
-}
-
-
-/* A missed id arrived: drop every negative entry that may hide it. */
-static void
-drop_negative(void *arg, const unsigned char *raw)
-{
-	layout_drop_id(arg, raw);
-}
-
-void
-odbfs_published(void *arg)
-{
-	struct odbfs *fs = arg;
-
-	/* The watcher's thread finds the nodes of its repository. */
-	node_enter(fs->repo, fs->seed);
-	miss_sweep(fs->rawsz, has_object, drop_negative, fs);
-	reflinks_published(fs);
-	for (unsigned b = 0; b < 256; b++) {
-		bool now = odb_has_prefix(fs->odb, b);
-
-		if (now == fs->prefixes[b])
-			continue;
-		fs->prefixes[b] = now;
-		layout_drop_prefix(fs, b);
-	}
-}
-
 /* The kernel let go of many nodes: the caches go too (trim.h). */
 static void
 shed(void *arg)
@@ -396,15 +361,17 @@ whose(const struct config *c, const struct owner *o)
 }
 
 /*
- * Open REPO as o, who was chosen before anything REPO names was read.
- * -1 after a message.
+ * Open REPO into fs as o, who was chosen before anything REPO names was
+ * read, as the forge opens each of its repositories (served.c). -1 after
+ * a message.
  */
 static int
-open_repo(const struct config *c, const struct owner *o, struct odb **odb)
+open_repo(const struct config *c, const struct owner *o, struct odbfs *fs,
+    const struct served_how *how)
 {
 	const char *why;
 
-	if (odb_open(c->repo, odb, &why) < 0) {
+	if (served_open(fs, c->repo, how, false, &why) < 0) {
 		if (o->taken)
 			fprintf(stderr, "odbfs: %s: %s (reading as user %s%s)\n",
 			    c->repo, why, o->name, whose(c, o));
@@ -457,7 +424,7 @@ main(int argc, char **argv)
 	struct fuse_loop_config loop = { 0 };
 	struct fuse_session *se = NULL;
 	struct odbfs fs = { 0 };
-	struct watch *watch = NULL;
+	struct served_how how = { 0 };
 	struct owner owner = { 0 };
 	double negative_timeout;
 	bool forge = false, warded = false, gone = false;
@@ -563,9 +530,12 @@ main(int argc, char **argv)
 		if (inside(opts.mountpoint, conf.repo) || choose_owner(&conf,
 		    &owner) < 0)
 			goto out;
-	} else if (choose_owner(&conf, &owner) < 0 ||
-	    open_repo(&conf, &owner, &fs.odb) < 0) {
-		goto out;
+	} else {
+		how.verify = conf.verify;
+		how.refresh = refresh;
+		if (choose_owner(&conf, &owner) < 0 ||
+		    open_repo(&conf, &owner, &fs, &how) < 0)
+			goto out;
 	}
 	/* Files show who reads them, the one user .odbfs/ lets in. */
 	fs.uid = owner.uid;
@@ -578,7 +548,6 @@ main(int argc, char **argv)
 			.max_open = max_repos,
 			.mountpoint = opts.mountpoint,
 			.owner_named = conf.owner != NULL,
-			.published = odbfs_published,
 			.refresh = refresh,
 			.verify = conf.verify,
 		};
@@ -591,15 +560,8 @@ main(int argc, char **argv)
 			log_msg(LOGL_INFO, "%s: reading as user %s%s",
 			    conf.repo, owner.name, whose(&conf, &owner));
 	} else {
-		fs.rawsz = odb_rawsz(fs.odb);
-		odb_set_verify(fs.odb, conf.verify);
-		odb_set_frozen(fs.odb, refresh < 0);
 		fs.epoch = dir_epoch(odb_commondir(fs.odb));
 		node_init(NODE_ROOT);
-		if (reflinks_init(&fs, true) < 0)
-			goto out;
-		for (unsigned b = 0; b < 256; b++)
-			fs.prefixes[b] = odb_has_prefix(fs.odb, b);
 	}
 	if (add_mount_opts(&args, conf.nometa ? NULL : forge ? conf.repo :
 	    odb_gitdir(fs.odb)) != 0)
@@ -667,15 +629,14 @@ main(int argc, char **argv)
 	}
 	/* After daemonizing: a thread would not survive the fork. */
 	if (forge) {
-		if ((err = forge_run(&fs)) < 0) {
+		if ((err = rescan_start(&fs)) < 0) {
 			log_msg(LOGL_ERROR, "%s: cannot start the thread that "
 			    "closes repositories: %s", conf.repo,
 			    strerror(-err));
 			goto out_unmount;
 		}
 	} else {
-		if (refresh >= 0 && (err = watch_start(fs.odb,
-		    (unsigned)refresh, odbfs_published, &fs, &watch)) < 0) {
+		if ((err = served_watch(&fs, &how, false)) < 0) {
 			log_msg(LOGL_ERROR, "%s: cannot watch for changes: %s",
 			    conf.repo, strerror(-err));
 			goto out_unmount;
@@ -708,12 +669,13 @@ main(int argc, char **argv)
 	gone = ret == 0;
 	ret = ret < 0 ? 1 : 0;
 	service_stopping();
-	watch_stop(watch);
 	/* Its thread may hold a repository of the forge. */
 	ahead_stop();
 	/* Its thread sheds the forge's delta bases. */
 	trim_stop();
+	rescan_stop(&fs);
 	forge_close(&fs);
+	served_close(&fs);
 	readers_clear();
 out_unmount:
 	if (warded) {
@@ -732,9 +694,9 @@ out_handlers:
 out:
 	if (se)
 		fuse_session_destroy(se);
+	rescan_stop(&fs);
 	forge_close(&fs);
-	reflinks_free(&fs);
-	odb_close(fs.odb);
+	served_close(&fs);
 	free(opts.mountpoint);
 	free(conf.repo);
 	free(conf.root);

@@ -6,7 +6,7 @@
  *   a single mount     one row: repository="GITDIR", every figure
  *   a mount of many,   the root's row (root="ROOT": its own and its
  *   at its root        groups' counts, repositories, cache, nodes), then
- *                      forge_each(): a row per repository, counts and,
+ *                      roster_each(): a row per repository, counts and,
  *                      when open, its store's figures
  *   ... in one of its  the repository's row, and the mount's nodes in
  *   repositories       the root's row
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forge.h"
+#include "roster.h"
 #include "metrics.h"
 #include "stats.h"
 
@@ -74,7 +74,7 @@ move_figures(struct row *from, struct row *to, int first, int last)
 	}
 }
 
-/* forge_each()'s: the root's counts, then a row per repository. */
+/* roster_each()'s: the root's counts, then a row per repository. */
 static void
 repository_row(void *arg, const char *gitdir,
     const _Atomic uint64_t *counters, struct odb *odb)
@@ -110,11 +110,11 @@ gather(const struct odbfs *fs, struct rows *t)
 			stats_gather(fs, r->v, r->has);
 		return;
 	}
-	if (!(root = row_add(t, "root", forge_root(fs))))
+	if (!(root = row_add(t, "root", roster_root(fs))))
 		return;
 	stats_gather(fs, root->v, root->has);
 	if (!fs->repo) {
-		forge_each(fs, repository_row, t);
+		roster_each(fs, repository_row, t);
 		return;
 	}
 	if (!fs->odb || !(r = row_add(t, "repository", odb_gitdir(fs->odb))))

@@ -19,6 +19,7 @@
 
 struct shown;
 struct forge_fs;
+struct watch;
 
 /*
  * A single mount has one; a mount of many repositories (--root, forge.c)
@@ -32,6 +33,7 @@ struct odbfs {
 	uint64_t seed;			/* of its st_ino numbers */
 	struct forge_fs *forge;		/* --root: the repositories */
 	struct shown *shown;		/* reflinks.c's */
+	struct watch *watch;		/* served.c's: its watcher, or NULL */
 	_Atomic uint64_t *counters;	/* its repository's (stats.h) */
 	uid_t uid;			/* the identity files show: the one */
 	gid_t gid;			/* the daemon reads with */
@@ -44,9 +46,6 @@ struct odbfs {
 	bool nometa;			/* -o nometa: no .odbfs/ */
 	bool prefixes[256];		/* watcher thread only: fan-outs shown */
 };
-
-/* After a new snapshot: drop kernel entries that are now wrong. */
-void odbfs_published(void *fs);
 
 extern const struct fuse_lowlevel_ops odbfs_ops;
 

@@ -1,14 +1,14 @@
 /*
- * stats: per-thread counters. Counted by ops.c and view.c, summed when
- * .odbfs/stats is looked up, with the figures of the store and of the node
- * table.
+ * stats: per-thread counters, summed when .odbfs/stats is looked up, with
+ * the figures of the store, of the node table and, in a mount of many,
+ * of the roster.
  */
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "forge.h"
+#include "roster.h"
 #include "node.h"
 #include "stats.h"
 
@@ -130,7 +130,7 @@ stats_gather(const struct odbfs *fs, uint64_t *v, bool *has)
 	if (fs->odb)
 		stats_store(fs->odb, v, has);
 	if (fs->forge && !fs->repo) {
-		forge_count(fs, &repos, &open);
+		roster_count(fs, &repos, &open);
 		v[STAT_REPOS] = repos;
 		v[STAT_REPOS_OPEN] = open;
 		has[STAT_REPOS] = has[STAT_REPOS_OPEN] = true;

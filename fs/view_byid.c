@@ -60,7 +60,6 @@ const struct view_kind view_byid_kind = {
 	.hidden = true,
 	.mode = NODE_MODE_DIR,
 	.negative = VIEW_NEGATIVE_MOUNT,
-	.cache_listing = true,
 	.by_id = true,
 	.find = byid_find,
 };

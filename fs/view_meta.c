@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "forge.h"
+#include "roster.h"
 #include "metrics.h"
 #include "stats.h"
 #include "view.h"
@@ -73,7 +73,7 @@ repository_make(struct odbfs *fs, struct node *dir,
 	(void)dir;
 	(void)f;
 	return meta_file(key, klen, fs->odb ? odb_gitdir(fs->odb) :
-	    forge_root(fs), out);
+	    roster_root(fs), out);
 }
 
 /* A mount of many has no format of its own: each repository says its. */

@@ -9,6 +9,12 @@
  * tag of a tree. The walk starts at the root and goes into every listed
  * directory, then into commits/<id> and trees/<id>, which their parents
  * do not list; it checks that it met every kind of directory.
+ *
+ * Each directory's facts in the layout (its kind's struct view_kind) are
+ * checked against its listing too: st_nlink against the directories it
+ * lists, a kind whose listing the kernel may keep against what can
+ * change it, ids where the layout says names are ids, refs only where it
+ * says they are shown, and an object file's size against the store's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -69,11 +75,45 @@ release(struct node *n)
  * Every entry of dir (at path) looked up: its inode number and type are
  * the listing's. Then the same for each directory among them.
  */
+/* Is name what a directory named by ids lists: an id, or a fan-out? */
+static bool
+id_name(const struct odbfs *fs, const struct view_kind *k, const char *name)
+{
+	unsigned char id[OID_RAWSZ_MAX];
+
+	return oid_parse_hex(id, name, fs->rawsz) || (k->fanout &&
+	    strlen(name) == 2 && strspn(name, "0123456789abcdef") == 2);
+}
+
+/* n, listed in dir at path: what the layout says of it is so. */
+static void
+check_facts(struct odbfs *fs, struct node *dir, struct node *n,
+    const char *name, const char *path)
+{
+	const struct view_kind *k = layout_kind(dir->kind);
+	struct objinfo info;
+	bool fixed = false;
+
+	for (size_t i = 0; i < k->nfixed; i++)
+		fixed |= !strcmp(k->fixed[i].name, name);
+	if (k->by_id && !fixed)
+		check(id_name(fs, k, name), "%s: a %s/ names ids, as its kind "
+		    "says", path, k->name);
+	if (S_ISLNK(n->mode) && n->key[0] == 'R')
+		check(k->shows_refs, "%s: a ref, in a %s/, whose kind says it "
+		    "shows refs", path, k->name);
+	if (layout_object_bytes(n))
+		check(odb_info(fs->odb, node_id(n), &info) == 0 &&
+		    info.size == n->size, "%s: its bytes are its object's, as "
+		    "the layout says", path);
+}
+
 static void
 walk(struct odbfs *fs, struct node *dir, const char *path)
 {
+	const struct view_kind *k = layout_kind(dir->kind);
 	struct dirlist *l;
-	size_t same = 0, count;
+	size_t same = 0, count, dirs = 0;
 
 	seen[dir->kind] = true;
 	if (!check_int(layout_list(fs, dir, &l), 0, "%s lists", path))
@@ -97,6 +137,8 @@ walk(struct odbfs *fs, struct node *dir, const char *path)
 		    "is the listing's", sub) & check_int(n->mode & S_IFMT,
 		    type, "%s: the lookup's type is the listing's", sub))
 			same++;
+		dirs += S_ISDIR(type);
+		check_facts(fs, dir, n, name, sub);
 		if (S_ISDIR(n->mode))
 			walk(fs, n, sub);
 		else
@@ -105,6 +147,13 @@ walk(struct odbfs *fs, struct node *dir, const char *path)
 	}
 	dirlist_free(l);
 	diag("%s: %zu of %zu entries agree", path, same, count);
+	check_u64(layout_nlink(fs, dir), k->nlink == VIEW_NLINK_UNKNOWN ? 1 :
+	    2 + dirs, "%s/: a %s's st_nlink is what it lists", path, k->name);
+	/* A listing the kernel keeps is one that cannot change. */
+	if (k->cache_listing)
+		check(!k->shows_refs && !k->by_id && !k->moving &&
+		    node_timeout(dir) > 0, "%s/: a %s's listing may be kept: "
+		    "nothing changes it", path, k->name);
 }
 
 /* dir/name looked up (a directory no listing gives), then walked. */
@@ -220,6 +269,7 @@ test_view(void)
 		return;
 	snprintf(path, sizeof(path), "%s/repo", dir);
 	node_init(NODE_ROOT);
+	check(layout_check(), "the layout's rows agree with themselves");
 	if (check_int(odb_open(path, &fs.odb, &why), 0,
 	    "the repository opens")) {
 		fs.rawsz = odb_rawsz(fs.odb);
