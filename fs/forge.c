@@ -328,6 +328,9 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 			f->nopen++;
 		}
 		pthread_cond_broadcast(&f->opened);
+		pthread_mutex_unlock(&f->lock);
+		assert(roster_check(top));
+		pthread_mutex_lock(&f->lock);
 	}
 	if (need_odb && !r->live) {
 		/* A file of a repository removed since: as NFS says it. */
@@ -486,6 +489,7 @@ forge_close(struct odbfs *top)
 	if (f->wakefd >= 0)
 		close(f->wakefd);
 	forge_close_listed(f);
+	assert(roster_check(top));
 	for (size_t i = 0; i < f->n; i++)
 		forge_live_close(f->v[i]->live);
 	roster_free(f);

@@ -253,25 +253,36 @@ bucket(uint64_t ino)
 }
 
 /*
- * What the table keeps true, checked in debug builds where a walk of it
- * costs nothing more (a resize, a count): nnodes nodes, each in its
- * ino's bucket, each looked up at least once; a power of two of buckets.
+ * What the table keeps true: nnodes nodes, each in its ino's bucket, each
+ * looked up at least once and none a copy; a power of two of buckets.
+ * Asserted where a walk of it costs nothing more (a resize, a count).
  */
-static void
+static bool
 check_locked(void)
 {
-#ifndef NDEBUG
 	size_t count = 0;
 
-	assert(nbuckets >= BUCKETS_MIN && !(nbuckets & (nbuckets - 1)));
+	if (nbuckets < BUCKETS_MIN || (nbuckets & (nbuckets - 1)))
+		return false;
 	for (size_t i = 0; i < nbuckets; i++)
 		for (const struct node *n = buckets[i]; n; n = n->next) {
-			assert(slot_of(n->ino, nbuckets) == i);
-			assert(n->nlookup > 0 && !n->copy);
+			if (slot_of(n->ino, nbuckets) != i || n->nlookup == 0 ||
+			    n->copy)
+				return false;
 			count++;
 		}
-	assert(count == nnodes);
-#endif
+	return count == nnodes;
+}
+
+bool
+node_check(void)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	ok = check_locked();
+	pthread_mutex_unlock(&lock);
+	return ok;
 }
 
 /* Move every node to a table of nb buckets, if one can be had. */
@@ -296,7 +307,7 @@ resize_locked(size_t nb)
 		free(buckets);
 	buckets = to;
 	nbuckets = nb;
-	check_locked();
+	assert(check_locked());
 }
 
 static struct node *
@@ -364,7 +375,7 @@ void
 node_count(size_t *nodes, size_t *cells)
 {
 	pthread_mutex_lock(&lock);
-	check_locked();
+	assert(check_locked());
 	*cells = cell_count();
 	*nodes = nnodes + *cells;
 	pthread_mutex_unlock(&lock);

@@ -221,6 +221,12 @@ fuse_ino_t node_find(const void *key, size_t keylen);
 /* Nodes the kernel holds (the root aside), and how many are cells. */
 void node_count(size_t *nodes, size_t *cells);
 
+/*
+ * Whether the table agrees with itself (each node in its inode number's
+ * bucket, looked up, counted). For assertions and tests.
+ */
+bool node_check(void);
+
 /* The most nodes one bucket of the table holds: a walk, for tests. */
 size_t node_longest_chain(void);
 

@@ -16,6 +16,7 @@
  * Its inotify instance also holds each open repository's own watch
  * (forge.c's watch_repo()), for what says it is a repository no more.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -37,6 +38,7 @@
 #include "odbstore/scan.h"
 #include "odbstore/watch.h"
 #include "rescan.h"
+#include "roster.h"
 #include "view.h"
 
 /* Watch every group of s on fd: -errno if none could be. */
@@ -553,6 +555,7 @@ rescan_thread(void *arg)
 			continue;
 		start = now_ms();
 		rescan(f);
+		assert(roster_check(f->top));
 		/*
 		 * Watch the groups that came; those that went the kernel
 		 * dropped itself, and the others' watches stay what they are.

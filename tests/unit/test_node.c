@@ -36,6 +36,7 @@ test_node(void)
 	}
 	node_count(&nodes, &cells);
 	check_int((long long)nodes, NTREES, "node: every node in the table");
+	check(node_check(), "node: the table agrees with itself, full");
 	check(node_longest_chain() <= 16,
 	    "node: 20000 numbers alike in their low 20 bits spread over the "
 	    "buckets");
@@ -43,4 +44,5 @@ test_node(void)
 		node_forget(node_nodeid(made[i]), 1);
 	node_count(&nodes, &cells);
 	check_int((long long)nodes, 0, "node: all forgotten");
+	check(node_check(), "node: the table agrees with itself, emptied");
 }
