@@ -33,6 +33,7 @@
 #include "odbstore/odb.h"
 #include "commitgraph.h"
 #include "refs.h"
+#include "reftable.h"
 #include "snapshot.h"
 #include "unpack.h"
 #include "verify.h"
@@ -114,6 +115,8 @@ register_thread(void)
 
 struct walked;
 static void walked_free(struct walked *w);
+static int load_refs(const struct repo *repo, const struct refs *prev,
+    struct refs **out);
 
 static inline struct snapshot *
 snap_enter(struct odb *odb)
@@ -207,7 +210,7 @@ odb_open_shared(const char *path, struct odb_cache *shared, struct odb **out,
 		goto fail;
 	}
 	odb->snap->cache = odb->cache;
-	if ((ret = refs_load(odb->repo, NULL, &odb->refs)) < 0) {
+	if ((ret = load_refs(odb->repo, NULL, &odb->refs)) < 0) {
 		*why = "cannot read its references";
 		goto fail;
 	}
@@ -715,6 +718,20 @@ odb_find_prefix(struct odb *odb, const char *hex, size_t len, unsigned types,
 	return ret < 0 ? ret : kept ? 0 : -ENOENT;
 }
 
+/*
+ * The references, from whichever backend the repository uses now: asked
+ * each time, as git refs migrate switches backends in place. As
+ * refs_load().
+ */
+static int
+load_refs(const struct repo *repo, const struct refs *prev,
+    struct refs **out)
+{
+	if (repo_reftable_now(repo))
+		return reftable_load(repo, prev, out);
+	return refs_load(repo, prev, out);
+}
+
 const struct refs *
 odb_refs_get(struct odb *odb)
 {
@@ -740,7 +757,7 @@ odb_refs_reload(struct odb *odb)
 	int ret;
 
 	pthread_mutex_lock(&odb->refresh_lock);
-	if ((ret = refs_load(odb->repo, odb->refs, &fresh)) == 0) {
+	if ((ret = load_refs(odb->repo, odb->refs, &fresh)) == 0) {
 		PUBLISHED(&odb->refs);
 		old = rcu_xchg_pointer(&odb->refs, fresh);
 		atomic_fetch_add(&odb->refreshes, 1);

@@ -1,9 +1,8 @@
 /*
- * reftable: reading a repository's reftable stack. refs_load() hands a
- * repository whose config says extensions.refStorage=reftable to
- * reftable_load(), at open and whenever the watcher sees tables.list
- * replaced; the fuzz target tests/fuzz/fuzz_reftable.c feeds
- * reftable_parse() directly. Never on a lookup path.
+ * reftable: reading a repository's reftable stack (a repository whose
+ * config says extensions.refStorage=reftable) into the refs list of
+ * refs.h, at open and whenever tables.list is replaced; reftable_parse()
+ * reads one table alone. Never on a lookup path.
  *
  *   reftable_load()
  *     stack_load()           tables.list, then each table mapped
