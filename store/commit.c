@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "odbstore/commit.h"
-#include "odbstore/log.h"
+#include "log.h"
+#include "object.h"
 
 /*
  * The first read of a header: a usual commit's (tree, parent, author,

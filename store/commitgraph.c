@@ -22,7 +22,7 @@
 
 #include "be.h"
 #include "commitgraph.h"
-#include "odbstore/log.h"
+#include "log.h"
 #include "oid.h"
 #include "repo.h"
 

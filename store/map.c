@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "map.h"
-#include "odbstore/log.h"
+#include "log.h"
 
 /*
  * Two mappings for each pack (its index and its data) and one for each

@@ -29,8 +29,8 @@
 #include <urcu/urcu-memb.h>
 
 #include "odbstore/commit.h"
-#include "odbstore/log.h"
-#include "odbstore/odb.h"
+#include "log.h"
+#include "odb.h"
 #include "commitgraph.h"
 #include "refs.h"
 #include "reftable.h"

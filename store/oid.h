@@ -10,6 +10,10 @@
 #include "be.h"
 #include "odbstore/oid.h"
 
+/* The two lengths an id has (OID_RAWSZ_MAX is the larger). */
+#define OID_RAWSZ_SHA1 20
+#define OID_RAWSZ_SHA256 32
+
 /*
  * An id's first eight bytes as a big-endian number: one load and a byte
  * swap. The lookup path starts here (the snapshot's filter, the pack

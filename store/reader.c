@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 #include "reader.h"
 #include "unpack.h"
 #include "zio.h"

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 #include "map.h"
 #include "refs.h"
 

@@ -34,7 +34,7 @@
 #include <zlib.h>
 
 #include "be.h"
-#include "odbstore/log.h"
+#include "log.h"
 #include "map.h"
 #include "reftable.h"
 

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 #include "oid.h"
 #include "repo.h"
 

@@ -20,6 +20,9 @@
 
 #define REPO_MAX_ALTERNATE_DEPTH 5
 
+/* Symbolic links one resolution follows at most: Linux's MAXSYMLINKS. */
+#define REPO_MAX_LINKS 40
+
 /*
  * A path where git keeps a file holds something else: a FIFO, a device, a
  * socket or a directory. ENXIO is what open(2) itself says for a socket.

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 #include "oid.h"
 #include "snapshot.h"
 

@@ -24,7 +24,8 @@
 #include <string.h>
 
 #include "delta.h"
-#include "odbstore/log.h"
+#include "log.h"
+#include "object.h"
 #include "oid.h"
 #include "unpack.h"
 #include "zio.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 #include "oid.h"
 #include "verify.h"
 

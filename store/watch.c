@@ -27,9 +27,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 #include "odbstore/repo.h"
 #include "odbstore/watch.h"
+#include "odb.h"
 #include "oid.h"
 #include "snapshot.h"
 
