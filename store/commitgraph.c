@@ -22,6 +22,7 @@
 
 #include "be.h"
 #include "commitgraph.h"
+#include "file.h"
 #include "log.h"
 #include "oid.h"
 #include "repo.h"
@@ -338,7 +339,7 @@ read_chain(struct commitgraph *g, const char *dir)
 	if ((size_t)snprintf(chain, sizeof(chain), "%s/commit-graph-chain",
 	    dir) >= sizeof(chain))
 		return -ENAMETOOLONG;
-	if ((ret = repo_read_whole(chain, CG_CHAIN_MAX, &text, &len)) < 0) {
+	if ((ret = file_read_whole(chain, CG_CHAIN_MAX, &text, &len)) < 0) {
 		if (ret != -ENOENT)
 			log_msg(LOGL_WARN, "%s: %s: commit-graph chain left "
 			    "out", chain, strerror(-ret));

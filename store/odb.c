@@ -32,6 +32,8 @@
 #include "log.h"
 #include "odb.h"
 #include "commitgraph.h"
+#include "config.h"
+#include "file.h"
 #include "refs.h"
 #include "reftable.h"
 #include "snapshot.h"
@@ -727,7 +729,7 @@ static int
 load_refs(const struct repo *repo, const struct refs *prev,
     struct refs **out)
 {
-	if (repo_reftable_now(repo))
+	if (config_reftable_now(repo))
 		return reftable_load(repo, prev, out);
 	return refs_load(repo, prev, out);
 }
@@ -877,7 +879,7 @@ shallow_load(const struct repo *repo, struct shallow **out)
 
 	*out = NULL;
 	snprintf(path, sizeof(path), "%s/shallow", repo->commondir);
-	if ((ret = repo_read_whole(path, SHALLOW_MAX, &text, &len)) < 0) {
+	if ((ret = file_read_whole(path, SHALLOW_MAX, &text, &len)) < 0) {
 		if (ret == -ENOMEM)
 			return ret;
 		if (ret != -ENOENT)

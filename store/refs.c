@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "log.h"
 #include "map.h"
 #include "refs.h"
@@ -154,7 +155,7 @@ resolve(const char *commondir, const char *name, size_t rawsz,
 	 */
 	if (repo_head_link(path, link, sizeof(link)) == 0 && refname_ok(link))
 		return resolve(commondir, link, rawsz, packed, id, depth + 1);
-	if ((ret = repo_read_file(path, 4096, &text)) < 0) {
+	if ((ret = file_read(path, 4096, &text)) < 0) {
 		/* Not loose: perhaps packed. */
 		for (size_t i = 0; packed && i < packed->n; i++)
 			if (!strcmp(packed->v[i].name, name)) {
@@ -419,7 +420,7 @@ load(const struct repo *repo, const struct refs *prev, struct refs **out)
 	 */
 	if (repo_head_link(path, link, sizeof(link)) == 0 && refname_ok(link))
 		refs->head_target = strdup(link);
-	else if ((ret = repo_read_file(path, 4096, &text)) == 0) {
+	else if ((ret = file_read(path, 4096, &text)) == 0) {
 		char *target;
 
 		if (ref_contents(text, repo->rawsz, &target,

@@ -11,7 +11,7 @@
  *
  * A repository of the reftable backend is read by reftable.c into the
  * same list (reftable_load()); the one who holds a repository's refs asks
- * repo_reftable_now() which of the two loads to call.
+ * config_reftable_now() which of the two loads to call.
  *
  * What readers of the list call is public (odbstore/refs.h); loading it
  * is the store's.

@@ -34,6 +34,7 @@
 #include <zlib.h>
 
 #include "be.h"
+#include "file.h"
 #include "log.h"
 #include "map.h"
 #include "reftable.h"
@@ -618,7 +619,7 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 	int ret;
 
 	snprintf(list, sizeof(list), "%s/tables.list", dir);
-	if ((ret = repo_stream(list, &f)) < 0) {
+	if ((ret = file_stream(list, &f)) < 0) {
 		if (ret == -ENOTREG)
 			log_once(LOGL_WARN, "%s: not a regular file: ignored",
 			    list);
@@ -628,7 +629,7 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 		return ret == -ENOMEM ? ret : 0;
 	}
 	/* Read as it comes, however long; empty lines skipped, as git. */
-	while ((ret = repo_getline(f, line, sizeof(line), &len)) > 0) {
+	while ((ret = file_getline(f, line, sizeof(line), &len)) > 0) {
 		struct reftable_table t, *grown;
 		struct map m = { .slot = -1 };
 		uint64_t lost;
