@@ -1,9 +1,9 @@
 /*
- * commitgraph: reading git's commit-graph files. Opened by odb.c when the
- * repository is opened and when the watcher sees a graph replaced; the
- * result is published like a snapshot and read from memory (the mapped
- * layers) only. Calls map_open() and log_corrupt(), nothing else of the
- * store.
+ * commitgraph: reading git's commit-graph files, when the repository is
+ * opened and whenever a graph is replaced; the result is published like
+ * a snapshot (graph.c) and read from memory (the mapped layers) only.
+ * Calls map.c, file.c (the chain file), oid.c and log.c, nothing else of
+ * the store.
  *
  *   commitgraph_open(objdir)
  *     layer_open("info/commit-graph")            the single file, or
