@@ -32,8 +32,8 @@ STORE_LIBS := $(shell $(PKG_CONFIG) --libs $(STORE_PKGS) 2>/dev/null) -lpthread
 FS_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(FS_PKGS) 2>/dev/null)
 FS_LIBS := $(shell $(PKG_CONFIG) --libs $(FS_PKGS) 2>/dev/null)
 
-STORE_SRC = store/cache.c store/delta.c store/scan.c store/idx.c store/log.c store/loose.c store/map.c \
-	store/commit.c store/commitgraph.c store/object.c store/odb.c store/oid.c store/pack.c \
+STORE_SRC = store/alternates.c store/cache.c store/config.c store/file.c store/delta.c store/scan.c store/idx.c store/log.c store/loose.c store/map.c \
+	store/commit.c store/commitgraph.c store/object.c store/graph.c store/history.c store/lookup.c store/odb.c store/oid.c store/pack.c \
 	store/packtable.c store/reader.c \
 	store/refs.c store/reftable.c store/repo.c store/rev.c store/snapshot.c store/tree.c store/unpack.c store/verify.c store/watch.c store/zio.c
 STORE_OBJ = $(STORE_SRC:.c=.o)

@@ -1,7 +1,7 @@
 /*
- * cache: the delta base cache. Called by unpack.c while rebuilding
- * deltified objects: get before walking further down a chain, put for each
- * base it had to rebuild.
+ * cache: the delta base cache: bases rebuilt while unpacking deltified
+ * objects, kept for the next chain that needs them: get before walking
+ * further down a chain, put for each base that had to be rebuilt.
  */
 #include <pthread.h>
 #include <stdlib.h>

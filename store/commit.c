@@ -1,8 +1,7 @@
 /*
- * commit: commit and tag header parsing. Called by the FUSE layer (commit
- * directories, which read a commit through commit_header_read() only as
- * far as its header) and odb.c (peeling tags). Every read stays inside
- * the bytes read.
+ * commit: commit and tag header parsing: a commit read only as far as its
+ * header (commit_header_read()), a tag's first lines for peeling
+ * (tag_target()). Every read stays inside the bytes read.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -10,7 +9,8 @@
 #include <string.h>
 
 #include "odbstore/commit.h"
-#include "odbstore/log.h"
+#include "log.h"
+#include "object.h"
 
 /*
  * The first read of a header: a usual commit's (tree, parent, author,

@@ -1,9 +1,9 @@
 /*
- * commitgraph: reading git's commit-graph files. Opened by odb.c when the
- * repository is opened and when the watcher sees a graph replaced; the
- * result is published like a snapshot and read from memory (the mapped
- * layers) only. Calls map_open() and log_corrupt(), nothing else of the
- * store.
+ * commitgraph: reading git's commit-graph files, when the repository is
+ * opened and whenever a graph is replaced; the result is published like
+ * a snapshot (graph.c) and read from memory (the mapped layers) only.
+ * Calls map.c, file.c (the chain file), oid.c and log.c, nothing else of
+ * the store.
  *
  *   commitgraph_open(objdir)
  *     layer_open("info/commit-graph")            the single file, or
@@ -22,7 +22,8 @@
 
 #include "be.h"
 #include "commitgraph.h"
-#include "odbstore/log.h"
+#include "file.h"
+#include "log.h"
 #include "oid.h"
 #include "repo.h"
 
@@ -338,7 +339,7 @@ read_chain(struct commitgraph *g, const char *dir)
 	if ((size_t)snprintf(chain, sizeof(chain), "%s/commit-graph-chain",
 	    dir) >= sizeof(chain))
 		return -ENAMETOOLONG;
-	if ((ret = repo_read_whole(chain, CG_CHAIN_MAX, &text, &len)) < 0) {
+	if ((ret = file_read_whole(chain, CG_CHAIN_MAX, &text, &len)) < 0) {
 		if (ret != -ENOENT)
 			log_msg(LOGL_WARN, "%s: %s: commit-graph chain left "
 			    "out", chain, strerror(-ret));

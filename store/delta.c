@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "delta.h"
-#include "odbstore/log.h"
+#include "log.h"
 
 #define DELTA_ONE_PASS ((uint64_t)8 << 20)
 

@@ -7,7 +7,7 @@
  *            (a size of 0 means 0x10000)
  *   insert:= 0nnnnnnn followed by n literal bytes (n = 0 is reserved)
  *
- * Called by the pack reader to rebuild deltified objects. Every copy is
+ * Applying one rebuilds a deltified object from its base. Every copy is
  * checked against the base and every insert against the delta's end, and
  * the result size is proven by a dry run before anything is allocated.
  */

@@ -15,7 +15,7 @@
 
 #include "be.h"
 #include "idx.h"
-#include "odbstore/log.h"
+#include "log.h"
 
 int
 idx_parse(struct idx *idx, const unsigned char *map, size_t size, size_t rawsz,

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <xxhash.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 
 /* At most BURST lines at once, then RATE a second: a corrupt pack read in
  * a loop must not flood the log. */

@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "odbstore/log.h"
+#include "log.h"
+#include "object.h"
 #include "odbstore/repo.h"
 #include "loose.h"
 #include "oid.h"

@@ -1,8 +1,8 @@
 /*
  * map: the registry of the store's file mappings and the SIGBUS handler
- * that keeps a shrunk file from killing the daemon. Used by idx.c, pack.c
- * and loose.c for every file they map; the handler is installed by the
- * first map_open().
+ * that keeps a shrunk file from killing the daemon. Every file the store
+ * maps goes through it; the handler is installed by the first
+ * map_open().
  *
  * The registry is a fixed array of slots that the handler reads without a
  * lock: each slot is a small seqlock (an odd sequence number while it is
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "map.h"
-#include "odbstore/log.h"
+#include "log.h"
 
 /*
  * Two mappings for each pack (its index and its data) and one for each

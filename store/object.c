@@ -1,7 +1,7 @@
 /* object: names of object types. */
 #include <string.h>
 
-#include "odbstore/object.h"
+#include "object.h"
 
 static const char *const names[] = {
 	[OBJ_COMMIT] = "commit",

@@ -1,4 +1,5 @@
-/* oid: hex conversion for object ids. */
+/* oid: hex conversion for object ids, and sorting runs of them. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "oid.h"
@@ -37,4 +38,25 @@ oid_to_hex(char *hex, const unsigned char *raw, size_t rawsz)
 		hex[2 * i + 1] = digits[raw[i] & 15];
 	}
 	hex[2 * rawsz] = '\0';
+}
+
+int
+oid_cmp_r(const void *a, const void *b, void *rawsz)
+{
+	return memcmp(a, b, *(size_t *)rawsz);
+}
+
+size_t
+oid_sort_unique(unsigned char *ids, size_t n, size_t rawsz)
+{
+	size_t k = 0;
+
+	if (n == 0)
+		return 0;	/* ids may be NULL: no qsort_r() of it */
+	qsort_r(ids, n, rawsz, oid_cmp_r, &rawsz);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || memcmp(ids + (k - 1) * rawsz, ids + i * rawsz,
+		    rawsz))
+			memmove(ids + k++ * rawsz, ids + i * rawsz, rawsz);
+	return k;
 }

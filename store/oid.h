@@ -1,6 +1,6 @@
 /*
- * oid: what the store's lookup path needs of ids beyond the public
- * odbstore/oid.h, which it includes.
+ * oid: what the store needs of ids beyond the public odbstore/oid.h,
+ * which it includes: the lookup path's prefix, sorting runs of ids.
  */
 #ifndef ODBFS_OID_H
 #define ODBFS_OID_H
@@ -9,6 +9,10 @@
 
 #include "be.h"
 #include "odbstore/oid.h"
+
+/* The two lengths an id has (OID_RAWSZ_MAX is the larger). */
+#define OID_RAWSZ_SHA1 20
+#define OID_RAWSZ_SHA256 32
 
 /*
  * An id's first eight bytes as a big-endian number: one load and a byte
@@ -21,5 +25,11 @@ oid_prefix64(const unsigned char *raw)
 {
 	return be64(raw);
 }
+
+/* memcmp() of two ids of *(size_t *)rawsz bytes, for qsort_r(). */
+int oid_cmp_r(const void *a, const void *b, void *rawsz);
+
+/* Sort n ids of rawsz bytes and keep each once: the count kept. */
+size_t oid_sort_unique(unsigned char *ids, size_t n, size_t rawsz);
 
 #endif

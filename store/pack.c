@@ -15,7 +15,8 @@
 #include <xxhash.h>
 
 #include "be.h"
-#include "odbstore/log.h"
+#include "log.h"
+#include "object.h"
 #include "pack.h"
 
 /* The delta types remembered: at most this many words a pack. */

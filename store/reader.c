@@ -1,6 +1,6 @@
 /*
- * reader: reading objects by offset. Called by odb.c for the FUSE layer and
- * odbfs-cat; calls unpack.c for small and deltified objects and zio.c to
+ * reader: reading objects by offset, as open files and odbfs-cat read
+ * them; calls unpack.c for small and deltified objects and zio.c to
  * stream large ones.
  */
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 #include "reader.h"
 #include "unpack.h"
 #include "zio.h"

@@ -1,9 +1,10 @@
 /*
- * refs: reading references. Called by odb.c when the repository is opened
- * and whenever the watcher sees refs, packed-refs, HEAD or
- * reftable/tables.list change; the result is published like a snapshot.
- * Never on a lookup path. A repository of the reftable backend is read by
- * reftable.c into the same list.
+ * refs: the references list (struct refs), its memory and its readers;
+ * git's rule for ref names (refname_ok()); and the files backend, which
+ * reads loose refs, packed-refs and HEAD into the list (refs_load()).
+ * Never on a lookup path. The reftable backend (reftable.c) builds the
+ * same list with refname_ok() and refs_free(); which backend a
+ * repository uses is asked by whoever holds its refs, not here.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -15,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "odbstore/log.h"
+#include "file.h"
+#include "log.h"
 #include "map.h"
 #include "refs.h"
-#include "reftable.h"
 
 /*
  * Loads that may begin again because packed-refs changed under them: git
@@ -154,7 +155,7 @@ resolve(const char *commondir, const char *name, size_t rawsz,
 	 */
 	if (repo_head_link(path, link, sizeof(link)) == 0 && refname_ok(link))
 		return resolve(commondir, link, rawsz, packed, id, depth + 1);
-	if ((ret = repo_read_file(path, 4096, &text)) < 0) {
+	if ((ret = file_read(path, 4096, &text)) < 0) {
 		/* Not loose: perhaps packed. */
 		for (size_t i = 0; packed && i < packed->n; i++)
 			if (!strcmp(packed->v[i].name, name)) {
@@ -419,7 +420,7 @@ load(const struct repo *repo, const struct refs *prev, struct refs **out)
 	 */
 	if (repo_head_link(path, link, sizeof(link)) == 0 && refname_ok(link))
 		refs->head_target = strdup(link);
-	else if ((ret = repo_read_file(path, 4096, &text)) == 0) {
+	else if ((ret = file_read(path, 4096, &text)) == 0) {
 		char *target;
 
 		if (ref_contents(text, repo->rawsz, &target,
@@ -470,9 +471,6 @@ int
 refs_load(const struct repo *repo, const struct refs *prev,
     struct refs **out)
 {
-	/* Read each time: git refs migrate switches backends in place. */
-	if (repo_reftable_now(repo))
-		return reftable_load(repo, prev, out);
 	for (int pass = 1;; pass++) {
 		struct fileid before = packed_id(repo), after;
 		int ret = load(repo, prev, out);

@@ -9,8 +9,9 @@
  * resolved (up to REFS_MAX_SYMREF_DEPTH). Names that git's
  * check-ref-format would refuse are left out and logged.
  *
- * A repository of the reftable backend (repo->reftable) is read by
- * reftable.c into the same list: refs_load() hands it over.
+ * A repository of the reftable backend is read by reftable.c into the
+ * same list (reftable_load()); the one who holds a repository's refs asks
+ * config_reftable_now() which of the two loads to call.
  *
  * What readers of the list call is public (odbstore/refs.h); loading it
  * is the store's.
@@ -60,8 +61,9 @@ struct refs {
 #define REFS_LEFT_OUT_HEAD 2u	/* HEAD */
 
 /*
- * Read the references. prev is the list this one replaces, or NULL: a
- * file left out is logged once, when prev did not leave it out already.
+ * Read the references of the files backend. prev is the list this one
+ * replaces, or NULL: a file left out is logged once, when prev did not
+ * leave it out already. Release the list with refs_free().
  */
 int refs_load(const struct repo *repo, const struct refs *prev,
     struct refs **out);

@@ -1,9 +1,8 @@
 /*
- * reftable: reading a repository's reftable stack. refs_load() hands a
- * repository whose config says extensions.refStorage=reftable to
- * reftable_load(), at open and whenever the watcher sees tables.list
- * replaced; the fuzz target tests/fuzz/fuzz_reftable.c feeds
- * reftable_parse() directly. Never on a lookup path.
+ * reftable: reading a repository's reftable stack (a repository whose
+ * config says extensions.refStorage=reftable) into the refs list of
+ * refs.h, at open and whenever tables.list is replaced; reftable_parse()
+ * reads one table alone. Never on a lookup path.
  *
  *   reftable_load()
  *     stack_load()           tables.list, then each table mapped
@@ -35,7 +34,8 @@
 #include <zlib.h>
 
 #include "be.h"
-#include "odbstore/log.h"
+#include "file.h"
+#include "log.h"
 #include "map.h"
 #include "reftable.h"
 
@@ -619,7 +619,7 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 	int ret;
 
 	snprintf(list, sizeof(list), "%s/tables.list", dir);
-	if ((ret = repo_stream(list, &f)) < 0) {
+	if ((ret = file_stream(list, &f)) < 0) {
 		if (ret == -ENOTREG)
 			log_once(LOGL_WARN, "%s: not a regular file: ignored",
 			    list);
@@ -629,7 +629,7 @@ stack_pass(const char *dir, size_t rawsz, bool last, struct stack *s)
 		return ret == -ENOMEM ? ret : 0;
 	}
 	/* Read as it comes, however long; empty lines skipped, as git. */
-	while ((ret = repo_getline(f, line, sizeof(line), &len)) > 0) {
+	while ((ret = file_getline(f, line, sizeof(line), &len)) > 0) {
 		struct reftable_table t, *grown;
 		struct map m = { .slot = -1 };
 		uint64_t lost;

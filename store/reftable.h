@@ -1,8 +1,8 @@
 /*
  * reftable: git's reftable reference backend (extensions.refStorage =
  * reftable; git's Documentation/technical/reftable.adoc), read into the
- * same struct refs as the files backend, so that nothing above refs.h
- * knows which backend a repository uses.
+ * same struct refs as the files backend, so that nothing that reads the
+ * list knows which backend a repository uses.
  *
  *   $GIT_DIR/reftable/tables.list   one table file name a line, oldest
  *                                   first; replaced by rename

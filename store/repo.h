@@ -5,8 +5,9 @@
  * file holding "gitdir: PATH" (submodules, linked worktrees), or a linked
  * worktree's git directory with a "commondir" file. The object directories
  * are the repository's own objects/ followed by its alternates, recursively
- * (objects/info/alternates): the repository's own file is at depth 0, and
- * one deeper than REPO_MAX_ALTERNATE_DEPTH is not read, as in git.
+ * (objects/info/alternates, read by alternates.c): the repository's own
+ * file is at depth 0, and one deeper than REPO_MAX_ALTERNATE_DEPTH is not
+ * read, as in git.
  */
 #ifndef ODBFS_REPO_H
 #define ODBFS_REPO_H
@@ -16,15 +17,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "file.h"
 #include "odbstore/repo.h"
 
 #define REPO_MAX_ALTERNATE_DEPTH 5
 
-/*
- * A path where git keeps a file holds something else: a FIFO, a device, a
- * socket or a directory. ENXIO is what open(2) itself says for a socket.
- */
-#define ENOTREG ENXIO
+/* Symbolic links one resolution follows at most: Linux's MAXSYMLINKS. */
+#define REPO_MAX_LINKS 40
 
 struct stat;
 
@@ -45,49 +44,8 @@ struct repo {
 int repo_open(const char *path, struct repo **out, const char **why);
 void repo_free(struct repo *repo);
 
-/*
- * Whether the config says the refs are in a reftable now (git refs
- * migrate changes it under a mount); repo->reftable when it cannot say.
- */
-bool repo_reftable_now(const struct repo *repo);
-
 /* Read the alternates again, replacing repo->objdirs. */
 int repo_reload_objdirs(struct repo *repo);
-
-/*
- * Read a small text file whole (at most max bytes, NUL-terminated). *out is
- * malloc'd. Symlinks are followed: git's own files may be links. Anything
- * but a regular file is -ENOTREG, found without blocking: a FIFO put where
- * git keeps a file must not hang the mount or the watcher.
- */
-int repo_read_file(const char *path, size_t max, char **out);
-
-/*
- * The same, for a file to read whole or not at all: -EFBIG if it holds
- * more than max bytes. *len is its length, NULs and all.
- */
-int repo_read_whole(const char *path, size_t max, char **out, size_t *len);
-
-/*
- * A file read as it comes, for one that may be large and is parsed a line
- * at a time: the same checks, *out to close with fclose().
- */
-int repo_stream(const char *path, FILE **out);
-
-/*
- * The next line of f, without its '\n', into buf: as much as fits, NUL
- * terminated; *n is its whole length, size or more when it was cut.
- * 1 for a line, 0 at the end of f, -EIO.
- */
-int repo_getline(FILE *f, char *buf, size_t size, size_t *n);
-
-/*
- * Either of the above (len NULL: repo_read_file()) for path relative to
- * the directory fd dir (or AT_FDCWD), with flags added to open(2)'s:
- * O_NOFOLLOW to refuse a symlink (-ELOOP).
- */
-int repo_read_at(int dir, const char *path, int flags, size_t max,
-    char **out, size_t *len);
 
 /*
  * If path (HEAD) is a symlink, the ref it names in buf, as git reads it:

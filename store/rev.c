@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "odbstore/commit.h"
-#include "odbstore/log.h"
-#include "odbstore/odb.h"
+#include "log.h"
+#include "odb.h"
 
 /*
  * The most commits one suffix may step through. A step costs what reading

@@ -34,8 +34,8 @@
 #include <unistd.h>
 
 #include "map.h"
-#include "odbstore/scan.h"
-#include "odbstore/log.h"
+#include "scan.h"
+#include "log.h"
 #include "repo.h"
 
 /* A directory as it was when searched, for scan_changed(). */

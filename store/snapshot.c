@@ -1,6 +1,7 @@
 /*
  * snapshot: building and querying immutable views of the object database.
- * Built by odb.c at open and on refresh; queried on every lookup.
+ * Built at open and on each refresh (published by lookup.c); queried on
+ * every lookup.
  *
  *   snapshot_find()            the lookup path: memory only
  *     filter_has()               one bit per id prefix: most misses end here
@@ -17,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 #include "oid.h"
 #include "snapshot.h"
 

@@ -2,7 +2,7 @@
  * snapshot: an immutable view of the object database: the packs that were
  * there and the loose ids that were there when it was built.
  *
- * Readers find a snapshot through odb.c with one atomic load and never see
+ * Readers find a snapshot through lookup.c with one atomic load and never see
  * it change; a refresh builds a new one (reusing the packs that did not
  * change) and publishes it. A lookup touches only memory: a bit filter, a
  * table over all packs' ids (or, without it, each pack's mapped index)
@@ -45,7 +45,7 @@ struct snapshot {
 	struct packtable *table;
 	struct cache *cache;	/* the odb's delta base cache, or NULL */
 	/*
-	 * Which of the odb's scans built it (odb.c counts them as they
+	 * Which of the odb's scans built it (lookup.c counts them as they
 	 * begin): a lookup that failed can tell whether the snapshot now
 	 * published was begun after it, or has to be rebuilt.
 	 */

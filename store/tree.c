@@ -1,6 +1,6 @@
 /*
- * tree: tree object parsing. Called by the FUSE layer to list and look up
- * directories; takes no lock and allocates only the entry array.
+ * tree: tree object parsing, for listing and looking up directories;
+ * takes no lock and allocates only the entry array.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
- * unpack: rebuilding objects. Called by odb.c and reader.c with a snapshot
- * that stays alive for the duration of the call.
+ * unpack: rebuilding objects from where a snapshot found them, with a
+ * snapshot that stays alive for the duration of the call.
  *
  * A deltified entry is read by walking its chain down to a whole object,
  * remembering each step, then applying the deltas back up:
@@ -24,7 +24,8 @@
 #include <string.h>
 
 #include "delta.h"
-#include "odbstore/log.h"
+#include "log.h"
+#include "object.h"
 #include "oid.h"
 #include "unpack.h"
 #include "zio.h"

@@ -1,6 +1,6 @@
 /*
- * verify: object hashing. Called by odb.c when the daemon runs with
- * -o verify, and by odbfs-cat --verify.
+ * verify: object hashing: whether the bytes a reader gives hash to the
+ * id asked for (-o verify, odbfs-cat --verify).
  */
 #include <errno.h>
 #include <openssl/evp.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 #include "oid.h"
 #include "verify.h"
 

@@ -1,16 +1,23 @@
 /*
- * watch: the watcher thread. Started by the daemon after mounting; calls
- * odb_update() and the daemon's callback. Nothing here runs on a lookup.
+ * watch: keeping an odb's snapshot, refs and commit-graph up with the
+ * repository on disk, and telling its owner after each publication: a
+ * thread of its own per watch (inotify or polling), or one hub thread
+ * (hub_run()) for many watches in inotify mode. Nothing here runs on a
+ * lookup.
  *
- *   run()
+ *   watch_loop()                  a watch's own thread, inotify mode
  *     poll(inotify, stop)         blocks: no timeout
  *     collect()                   every queued event, then those that
  *                                 arrive while it reads (non-blocking)
  *       on_event()                -> snapshot_change, or refs to read
  *                                 (loose refs, packed-refs, HEAD,
  *                                 reftable/tables.list)
- *     odb_update()                publish one snapshot for the batch
- *     published()                 the daemon invalidates kernel caches
+ *     publish()
+ *       publish_objects()
+ *         odb_update()            publish one snapshot for the batch
+ *       odb_graph_reload(), odb_refs_reload()   when their files moved
+ *       published()               the owner's callback (the daemon
+ *                                 invalidates kernel caches)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,9 +34,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "odbstore/log.h"
+#include "log.h"
 #include "odbstore/repo.h"
 #include "odbstore/watch.h"
+#include "odb.h"
 #include "oid.h"
 #include "snapshot.h"
 
@@ -753,8 +761,12 @@ signature(struct watch *w)
 	return h;
 }
 
+/*
+ * A watch's own thread: in poll mode, a signature every poll_seconds and
+ * a publication; else inotify batches (collect()), each published.
+ */
 static void *
-run(void *arg)
+watch_loop(void *arg)
 {
 	struct watch *w = arg;
 
@@ -871,7 +883,7 @@ start(struct odb *odb, struct watch_hub *hub, unsigned poll_seconds,
 	if (ret == 0)
 		ret = odb_refs_reload(odb);
 	if (ret == 0 && !hub)
-		ret = spawn(&w->thread, run, w);
+		ret = spawn(&w->thread, watch_loop, w);
 	if (ret == 0) {
 		*out = w;
 		return 0;

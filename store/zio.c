@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "be.h"
-#include "odbstore/log.h"
+#include "log.h"
 #include "zio.h"
 
 #define FIRST_ALLOC ((size_t)1 << 20)

@@ -19,6 +19,7 @@
 #include "odbstore/commit.h"
 #include "odbstore/log.h"
 #include "odbstore/odb.h"
+#include "reader.h"
 #include "unit.h"
 
 #define TREE "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"

@@ -24,7 +24,7 @@
 #include "be.h"
 #include "commitgraph.h"
 #include "odbstore/log.h"
-#include "odbstore/odb.h"
+#include "odb.h"
 #include "oid.h"
 #include "repo.h"
 #include "unit.h"

@@ -13,7 +13,7 @@
 
 #include "odbstore/log.h"
 #include "loose.h"
-#include "odbstore/object.h"
+#include "object.h"
 #include "oid.h"
 #include "unit.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "odbstore/odb.h"
+#include "odb.h"
 #include "odbstore/oid.h"
 #include "unit.h"
 

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "odbstore/scan.h"
+#include "scan.h"
 #include "odbstore/log.h"
 #include "unit.h"
 

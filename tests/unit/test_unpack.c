@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "object.h"
 #include "oid.h"
 #include "repo.h"
 #include "snapshot.h"

@@ -38,15 +38,6 @@ void log_once(enum log_level level, const char *fmt, ...)
 int log_corrupt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * One failure, one line: between log_hold() and log_release(), this
- * thread's first line is kept and the others dropped; log_release(true)
- * then sends the kept line, log_release(false) drops it too. For work that
- * may fail several ways at once, or be tried again.
- */
-void log_hold(void);
-void log_release(bool emit_held);
-
-/*
  * Where this thread's lines come from, until log_context(NULL): each line
  * it logs then begins "WHERE: ", unless it begins with an absolute path,
  * which names its repository already. A mount of many repositories sets

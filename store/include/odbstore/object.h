@@ -28,9 +28,6 @@ struct objinfo {
 /* "commit", "tree", "blob", "tag"; NULL for anything else. */
 const char *object_type_name(enum obj_type type);
 
-/* The type named by the len bytes at name, or OBJ_NONE. */
-enum obj_type object_type_parse(const char *name, size_t len);
-
 /*
  * The largest object odbfs will hold in memory at once: a delta's base and
  * result, or a small object materialized for reading. Larger undeltified
@@ -38,8 +35,5 @@ enum obj_type object_type_parse(const char *name, size_t len);
  * never deltifies objects above core.bigFileThreshold (512 MiB).
  */
 #define OBJ_MAX_INMEM ((uint64_t)1 << 30)
-
-/* Deepest delta chain followed; git's packer never writes more than 4095. */
-#define OBJ_MAX_DELTA_DEPTH 10000
 
 #endif

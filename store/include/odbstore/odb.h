@@ -6,7 +6,7 @@
  *
  * Thread-safe: any thread may call any function at any time. Lookups read
  * the current snapshot under an RCU read lock (liburcu's memb flavour: a
- * thread-local counter, no system call, no lock, no spin); odb_refresh()
+ * thread-local counter, no system call, no lock, no spin); a refresh
  * builds a new snapshot and publishes it with one atomic store, then waits
  * for readers of the old one before freeing it.
  */
@@ -57,10 +57,6 @@ int odb_open_shared(const char *path, struct odb_cache *shared,
 
 /* Drop the delta bases odb keeps, unless an odb_cache it shares holds them. */
 void odb_shed(struct odb *odb);
-
-/* The repository, the store's own; valid until odb_close(). */
-struct repo;
-const struct repo *odb_repo(const struct odb *odb);
 
 /* Bytes of an object id: 20 (sha1) or 32 (sha256). */
 size_t odb_rawsz(const struct odb *odb);
@@ -164,9 +160,6 @@ struct refs;
 const struct refs *odb_refs_get(struct odb *odb);
 void odb_refs_put(struct odb *odb);
 
-/* Read the references again and publish them. */
-int odb_refs_reload(struct odb *odb);
-
 /*
  * Check every object opened from now on against its id (-o verify):
  * a mismatch makes odb_reader_open() fail with -EFSCORRUPTED.
@@ -193,13 +186,6 @@ int odb_list(struct odb *odb, unsigned b, unsigned char **ids, size_t *nr);
 bool odb_has_prefix(struct odb *odb, unsigned b);
 
 /*
- * Commits one walk reads at most: six to ten seconds of reading at
- * 6-9 us a commit (below). A history longer than that needs a commit-graph
- * (git commit-graph write --reachable) to be listed whole.
- */
-#define ODB_WALK_MAX ((size_t)1 << 20)
-
-/*
  * Every commit the store has that can be listed cheaply, sorted by id,
  * each once: *ids is malloc'd (free() it) and holds *n ids of
  * odb_repo()->rawsz bytes.
@@ -211,8 +197,8 @@ bool odb_has_prefix(struct odb *odb, unsigned b);
  * graph, or all of them without one, are found by walking history from
  * every ref and HEAD, reading each commit not in the graph, down to the
  * graph's commits or to the commits an earlier walk found; at most
- * ODB_WALK_MAX commits are read per walk (logged once when that stops
- * it). The walk is kept: after the refs are published anew, the next
+ * ODB_WALK_MAX (store/odb.h: a million) commits are read per walk
+ * (logged once when that stops it). The walk is kept: after the refs are published anew, the next
  * call reads only the commits it has not seen; after the graph is, it
  * walks again from scratch (down to the new graph's commits).
  *
@@ -252,23 +238,6 @@ int odb_list_tags(struct odb *odb, unsigned char **ids, size_t *n);
  */
 bool odb_is_shallow(struct odb *odb, const unsigned char *raw);
 
-/*
- * What the commit-graph says of the commit raw: its committer time and
- * up to max parent ids (in parents, max * rawsz bytes; *nparents is
- * how many it has, which may be more than max). Memory only. -ENOENT
- * when no graph names raw (read the commit instead), -EFSCORRUPTED
- * (logged) when the graph changed in place.
- */
-int odb_graph_commit(struct odb *odb, const unsigned char *raw,
-    unsigned char *parents, size_t max, size_t *nparents, int64_t *time);
-
-/*
- * Open the commit-graph again if its files changed (a few stat(2)s when
- * they did not) and publish it: the watcher's side, when it sees
- * objects/info/commit-graph or info/commit-graphs/ replaced.
- */
-int odb_graph_reload(struct odb *odb);
-
 /* What the store has done and holds, for statistics. */
 struct odb_stats {
 	uint64_t snapshots;	/* snapshots published since open */
@@ -294,27 +263,5 @@ uint64_t odb_generation(struct odb *odb);
  * true and the lookup can be tried again. One fence and one load.
  */
 bool odb_moved(struct odb *odb, uint64_t gen);
-
-struct snapshot_change;
-
-/* Build a fresh snapshot from disk and publish it. */
-int odb_refresh(struct odb *odb);
-
-/*
- * Publish a snapshot with change applied to the current one; see
- * snapshot_update(). With reload_alternates, the object directories are
- * read again first (and everything rescanned).
- */
-int odb_update(struct odb *odb, struct snapshot_change *change,
-    bool reload_alternates);
-
-/* Read the alternates again, without publishing a snapshot yet. */
-int odb_reload_alternates(struct odb *odb);
-
-/*
- * The object directories of the current snapshot, for the watcher: a
- * malloc'd array of malloc'd strings (free each and the array).
- */
-int odb_objdirs(struct odb *odb, char ***dirs, size_t *n);
 
 #endif

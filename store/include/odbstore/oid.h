@@ -10,8 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OID_RAWSZ_SHA1 20
-#define OID_RAWSZ_SHA256 32
 #define OID_RAWSZ_MAX 32
 #define OID_HEXSZ_MAX (2 * OID_RAWSZ_MAX)
 

@@ -2,8 +2,8 @@
  * reader: an object opened for reading at any offset, as a FUSE open file
  * or a tool needs it.
  *
- * An object up to READER_INMEM bytes, or any deltified object, is rebuilt
- * once at open and served from memory. A larger whole object (loose, or an
+ * An object up to 8 MiB (READER_INMEM), or any deltified object, is
+ * rebuilt once at open and served from memory. A larger whole object (loose, or an
  * undeltified pack entry) is inflated as it is read, keeping a window of
  * recent bytes so that reads slightly out of order (the kernel's readahead
  * on several threads) do not restart the stream; memory stays bounded
@@ -23,7 +23,6 @@
 
 #include "object.h"
 
-#define READER_INMEM ((uint64_t)8 << 20)
 #define READER_WINDOW ((size_t)4 << 20)
 #define READER_CHUNK ((size_t)1 << 20)
 

@@ -11,9 +11,6 @@
 
 struct stat;
 
-/* Symbolic links one resolution follows at most: Linux's MAXSYMLINKS. */
-#define REPO_MAX_LINKS 40
-
 /*
  * Shown each entry a path resolves through, for a caller that decides
  * whose the path is before anything it names is read (fs/owner.c): path

@@ -29,7 +29,7 @@
  *     O_NOFOLLOW | O_DIRECTORY | O_NONBLOCK, files with O_NONBLOCK and
  *     checked to be regular before they are read: no FIFO, device or
  *     socket blocks the scan.
- *   - caps: SCAN_MAX_DEPTH levels, SCAN_MAX_REPOS repositories,
+ *   - caps (store/scan.h): SCAN_MAX_DEPTH levels, SCAN_MAX_REPOS repositories,
  *     SCAN_MAX_ENTRIES directory entries read in one scan. Each cap met
  *     is one log line; past the last two the scan stops and says it is
  *     truncated.
@@ -57,22 +57,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-
-/* Levels of groups searched: the shown path has at most this many names. */
-#define SCAN_MAX_DEPTH 32
-
-/*
- * Repositories one scan lists: past this, about 150 MiB of listing and
- * ten seconds a scan, one mount of one root is no longer the tool.
- */
-#define SCAN_MAX_REPOS (1 << 20)
-
-/*
- * Directory entries one scan reads in groups (repositories' own are not
- * read): a group that a user can fill with millions of empty files must
- * not hold the watcher for minutes.
- */
-#define SCAN_MAX_ENTRIES (1 << 24)
 
 struct scan_repo {
 	const char *path;	/* as shown: "group/project.git", "team/app" */
