@@ -1,7 +1,8 @@
 # odbfs: a git object database as a read-only FUSE file system.
 #
 #   make                build odbfs and odbfs-cat (tools/)
-#   make check          unit tests, then the bats suites; ends "N passed, N failed"
+#   make check          unit tests, then the bats suites (mounting odbfs-assert,
+#                       the build with assertions on); ends "N passed, N failed"
 #   make demo           install what is missing, build, mount this repository
 #   make bench          speed against git and libgit2 (see bench/)
 #   make install        PREFIX=/usr/local DESTDIR=
@@ -85,7 +86,7 @@ deps:
 	@.ci/deps
 
 check: deps
-	@$(MAKE) --no-print-directory all tests/unit/unit-asan odbfs-asan
+	@$(MAKE) --no-print-directory all odbfs-assert tests/unit/unit-asan odbfs-asan
 	@tests/run
 
 demo: deps
@@ -110,8 +111,9 @@ uninstall:
 		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 
 clean:
-	rm -f odbfs odbfs-cat odbfs-asan odbfs-tsan store/*.o store/*.a fs/*.o tools/*.o \
-		tests/unit/unit tests/unit/unit-asan
+	rm -f odbfs odbfs-cat odbfs-asan odbfs-tsan odbfs-assert store/*.o store/*.a \
+		fs/*.o tools/*.o tests/unit/unit tests/unit/unit-asan
+	rm -rf obj-assert
 
 .PHONY: all deps check demo install uninstall clean
 
@@ -133,6 +135,26 @@ bench:
 
 .PHONY: bench
 include tests/fuzz/fuzz.mk
+
+# odbfs with its assertions live: the release's sources and CFLAGS but
+# -DNDEBUG, its objects in obj-assert/. The bats suites mount it in make
+# check (tests/run), so that what the notes state and assert() checks is
+# checked end to end, not only by the unit tests.
+ASSERT_CFLAGS = $(filter-out -DNDEBUG,$(CFLAGS))
+ASSERT_OBJ = $(FS_SRC:%.c=obj-assert/%.o) $(STORE_SRC:%.c=obj-assert/%.o)
+
+obj-assert/store/%.o: store/%.c $(STORE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(ASSERT_CFLAGS) $(STORE_CFLAGS) $(STORE_INC) -c -o $@ $<
+
+obj-assert/fs/%.o: fs/%.c fs/*.h $(PUBLIC_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(ASSERT_CFLAGS) $(FS_CFLAGS) $(STORE_CFLAGS) $(PUBLIC_INC) \
+		-c -o $@ $<
+
+odbfs-assert: $(ASSERT_OBJ)
+	$(CC) $(BASE_CFLAGS) $(ASSERT_CFLAGS) -o $@ $(ASSERT_OBJ) $(FS_LIBS) $(STORE_LIBS) \
+		$(LDFLAGS)
 
 # Sanitizer builds, next to the normal one (every source compiled again).
 SAN_CFLAGS = -O1 -g -fno-omit-frame-pointer

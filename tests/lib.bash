@@ -4,7 +4,9 @@
 # reproducible; every check compares what odbfs serves with git cat-file.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ODBFS="$TOP/odbfs"
+# The daemon mounted: the release build, unless tests/run names another
+# (odbfs-assert, the same with its assertions on).
+ODBFS=${ODBFS_TEST_BINARY:-$TOP/odbfs}
 ODBFS_CAT="$TOP/odbfs-cat"
 
 export GIT_AUTHOR_NAME="A U Thor" GIT_AUTHOR_EMAIL="author@example.com"

@@ -2,7 +2,9 @@
 # The mount's behaviour around the objects: which names exist and which get
 # ENOENT, that every write fails with EROFS, how the daemon ends (SIGTERM,
 # fusermount3 -u), how it fails on bad arguments before mounting, its
-# --help and -V, and inode numbers that stay the same across a remount.
+# --help and -V, and inode numbers that stay the same across a remount;
+# under tests/run, of the release build (the other suites mount the build
+# with assertions on).
 
 bats_require_minimum_version 1.5.0
 
@@ -384,4 +386,13 @@ assert_not_mounted() {
 		"$(git -C "$REPO" cat-file -s "$id")" ]
 	echo "# $n entries; hits $hits, then $(stat_of "$MNT" hits)" >&3
 	[ "$(stat_of "$MNT" hits)" -eq "$hits" ]
+}
+
+# The other suites mount odbfs-assert (tests/run); this one, the smoke
+# path of a user's mount, the release build make demo and install use.
+@test "under tests/run, this suite mounts the release odbfs" {
+	[ -n "${ODBFS_TEST_BINARY-}" ] || skip "run by tests/run only"
+	mount_odbfs "$REPO" "$MNT"
+	[ "$(readlink "/proc/$ODBFS_PID/exe")" = "$TOP/odbfs" ]
+	[ -d "$MNT/objects" ]
 }
