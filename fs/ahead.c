@@ -524,7 +524,7 @@ pick_locked(struct ahead_list **lp)
 }
 
 static void *
-run(void *arg)
+ahead_thread(void *arg)
 {
 	struct ahead_list *l;
 	struct entry *pe;
@@ -576,7 +576,7 @@ ahead_start(struct odbfs *fs)
 	int err;
 
 	fs_ = fs;
-	if ((err = pthread_create(&thread, NULL, run, NULL)) != 0)
+	if ((err = pthread_create(&thread, NULL, ahead_thread, NULL)) != 0)
 		return -err;
 	running = true;
 	return 0;

@@ -45,9 +45,9 @@
 
 /*
  * An open repository's own directory (and its git directory, if another)
- * watched on run()'s instance for what says it may be a repository no
- * more (telling()): emptied and made a group, a work tree whose .git
- * went. That changes nothing in its group, whose watch would not see it.
+ * watched on rescan.c's inotify instance for what says it may be a
+ * repository no more (rescan.c's relevant()): emptied and made a group, a
+ * work tree whose .git went. That changes nothing in its group, whose watch would not see it.
  */
 static void
 watch_repo(struct forge_fs *f, struct live *l, const char *dir,
@@ -230,9 +230,10 @@ fail:
  * holds on the list to close (or, at any count, one no longer under the
  * root, after a rescan found one). A scan of the table, some 10 us over
  * 10 000: only when there is one to close. True when one was put there:
- * the caller wakes run() once it has let go of the lock. Operations never
- * close a repository themselves: closing joins its watcher, which may be
- * waiting for a lookup to end (reflinks.c).
+ * the caller wakes rescan.c's thread once it lets go of the lock
+ * (wake()). Operations never close a repository themselves: closing
+ * joins its watcher, which may be waiting for a lookup to end
+ * (reflinks.c).
  */
 static bool
 evict_locked(struct forge_fs *f)
@@ -265,7 +266,7 @@ evict_locked(struct forge_fs *f)
 	return true;
 }
 
-/* Have run() close what is on the list, and tell what failed. */
+/* Have rescan.c's thread close what is on the list, tell what failed. */
 static void
 wake(struct forge_fs *f)
 {
@@ -316,7 +317,7 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 		pthread_mutex_lock(&f->lock);
 		r->opening = false;
 		if (ret < 0) {
-			/* Absent from now on: its entry too, once run() can. */
+			/* Absent from now on: its entry too, once rescan.c can. */
 			r->failed = r->tell = f->tell = woke = true;
 			r->print = print;
 			f->nfailed++;

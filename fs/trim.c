@@ -26,7 +26,7 @@ static bool running, stopping, due;
 static pthread_t thread;
 
 static void *
-run(void *arg)
+trim_thread(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&lock);
@@ -67,7 +67,7 @@ trim_start(void (*shed_fn)(void *arg), void *arg)
 		shed = shed_fn;
 		shed_arg = arg;
 		stopping = due = false;
-		ret = -pthread_create(&thread, NULL, run, NULL);
+		ret = -pthread_create(&thread, NULL, trim_thread, NULL);
 		running = ret == 0;
 	}
 	pthread_mutex_unlock(&lock);
