@@ -1,7 +1,8 @@
 /*
  * ops: one handler per FUSE operation. What a name means is the
- * layout's business (layout.c and the view files); this file speaks the protocol: entries and their
- * timeouts, directory streams, open files, extended attributes.
+ * layout's business (layout.c and the view files); this file speaks the
+ * protocol: entries and their timeouts, directory streams, open files,
+ * extended attributes.
  *
  * The hot path is a lookup that misses:
  *
@@ -10,16 +11,23 @@
  *       objects_find()       (fanout_find(), commits_find(), trees_find())
  *         oid_parse_hex()    a full lowercase id, or ENOENT with no lookup
  *         view_lookup_id()   the view's one lookup of a full id
- *           odb_has()        memory only (see store/odb.c)
+ *           odb_has()        memory only (store/lookup.c, down to
+ *                            snapshot_find() in store/snapshot.c)
  *           miss_note()      a few relaxed atomic stores, so the entry can
  *                            be invalidated when the object arrives
  *     odb_moved()            a fence and a load: tried again if a snapshot
  *                            was published meanwhile
  *     reply_negative()       a negative entry the kernel may cache
  *
- * No handler makes a system call for a miss. An object file is rebuilt
- * by its first read (readers.c keeps it for the reads after), or before
- * it is read when a walk is under way (ahead.c).
+ * No handler makes a system call for a miss, but for one case: a
+ * snapshot that saw a pack vanish while it was built has odb_has() look
+ * again (see store/lookup.c). An object file is rebuilt by its first read
+ * (readers.c keeps it for the reads after, reading through
+ * odb_reader_open() in store/lookup.c, then store/reader.c and
+ * store/unpack.c), or before it is read when a walk is under way
+ * (ahead.c). A ref that moved is seen by the repository's watcher
+ * (store/watch.c), which calls served_published() (served.c); its
+ * reflinks_published() drops the kernel's old links (reflinks.c).
  */
 #include <errno.h>
 #include <limits.h>

@@ -5,7 +5,7 @@
  *
  * ops.c wraps each lookup and listing in the root and under refs/, from
  * reading the refs to its reply, in reflinks_lookup_begin()/_end();
- * main.c (or forge.c, for each repository it opens) calls reflinks_init()
+ * served.c, which opens every repository served, calls reflinks_init()
  * before serving it, reflinks_published() on its watcher's thread after
  * each publication, reflinks_free() last. What was shown is kept in the
  * repository's struct odbfs; the lock is one for all.
