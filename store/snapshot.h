@@ -2,8 +2,8 @@
  * snapshot: an immutable view of the object database: the packs that were
  * there and the loose ids that were there when it was built.
  *
- * Readers find a snapshot through lookup.c with one atomic load and never see
- * it change; a refresh builds a new one (reusing the packs that did not
+ * Readers find a snapshot through lookup.c with one atomic load and never
+ * see it change; a refresh builds a new one (reusing the packs that did not
  * change) and publishes it. A lookup touches only memory: a bit filter, a
  * table over all packs' ids (or, without it, each pack's mapped index)
  * and the sorted loose set.

@@ -3,11 +3,11 @@
  * or a tool needs it.
  *
  * An object up to 8 MiB (READER_INMEM), or any deltified object, is
- * rebuilt once at open and served from memory. A larger whole object (loose, or an
- * undeltified pack entry) is inflated as it is read, keeping a window of
- * recent bytes so that reads slightly out of order (the kernel's readahead
- * on several threads) do not restart the stream; memory stays bounded
- * whatever the object's size. The stream can be inflated ahead of the
+ * rebuilt once at open and served from memory. A larger whole object
+ * (loose, or an undeltified pack entry) is inflated as it is read,
+ * keeping a window of recent bytes so that reads slightly out of order
+ * (the kernel's readahead on several threads) do not restart the stream;
+ * memory stays bounded whatever the object's size. The stream can be inflated ahead of the
  * reads (reader_prefetch()).
  *
  * A reader keeps its pack (or loose file) mapped until reader_close(), so
