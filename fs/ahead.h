@@ -20,8 +20,9 @@
  * read as usual; one it reaches while the thread rebuilds it waits for
  * that rebuild and shares it (readers.c): no object is rebuilt twice.
  *
- * Called by ops.c: ahead_list_*() while a readdirplus fills a reply,
- * ahead_read() from the read handler, ahead_start()/ahead_stop() by main.c.
+ * Its inputs: ahead_list_*() while a readdirplus fills a reply, and
+ * ahead_read() at each read of an object file; one thread, started and
+ * stopped with the session (ahead_start(), ahead_stop()).
  */
 #ifndef ODBFS_AHEAD_H
 #define ODBFS_AHEAD_H

@@ -1,8 +1,8 @@
 /*
  * cell: the chunks that hold cells and the table that finds them (see
- * cell.h). Called by node.c, under its lock; calls mmap for chunks and for
- * tables, so that what is given back leaves the process, and XXH3 for the
- * table's hash.
+ * cell.h), used under the node table's lock. Chunks and tables are
+ * mmap'd, so that what is given back leaves the process; the table
+ * hashes with XXH3.
  *
  * Chunks are named by their place in a fixed array, so that cell_get()
  * finds one with a single atomic load and nothing a writer reallocates:

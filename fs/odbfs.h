@@ -1,7 +1,9 @@
 /*
- * odbfs: the daemon's shared state, set up by main.c before the session
- * starts and read by the handlers in ops.c; only FUSE's init (no_open)
- * writes it, before any other request.
+ * odbfs: what serving one repository needs (struct odbfs): its store, its
+ * numbering, the identity and times its files show, the mount's options.
+ * A mount has one, set up before the session starts; a mount of many has
+ * one more for each repository it opens (served.h). Handlers read it;
+ * only FUSE's init (no_open) writes it, before any other request.
  */
 #ifndef ODBFS_ODBFS_H
 #define ODBFS_ODBFS_H

@@ -1,8 +1,9 @@
 /*
- * owner: the identity the daemon reads a repository with (see owner.h).
- * main.c finds the owner before opening the repository, takes its
- * identity, opens the repository, and asks for root back around mounting
- * and unmounting. Nothing here runs once the session serves requests.
+ * owner: the identity the daemon reads a repository with (see owner.h):
+ * who owns a repository (from the entries that decide where it is read,
+ * down to its alternates and fan-outs when root owns it), taking that
+ * identity, and root back for a moment around mounting and unmounting. In a mount of many,
+ * owner_of_repo() also weighs each repository as it is first opened.
  */
 #include <dirent.h>
 #include <errno.h>
