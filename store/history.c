@@ -23,7 +23,7 @@
 #include <string.h>
 #include <urcu/urcu-memb.h>
 
-#include "odbstore/commit.h"
+#include "commit.h"
 #include "commitgraph.h"
 #include "log.h"
 #include "odb.h"

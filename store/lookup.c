@@ -29,7 +29,7 @@
 #include <string.h>
 #include <urcu/urcu-memb.h>
 
-#include "odbstore/commit.h"
+#include "commit.h"
 #include "cache.h"
 #include "config.h"
 #include "log.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "odbstore/tree.h"
+#include "tree.h"
 
 bool
 tree_name_ok(const char *name, size_t len)

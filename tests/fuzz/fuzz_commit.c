@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "odbstore/commit.h"
+#include "commit.h"
 #include "fuzz.h"
 
 /* The id in the hex at p (2 * rawsz digits, either case), if it is one. */

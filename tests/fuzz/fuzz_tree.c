@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "odbstore/tree.h"
+#include "tree.h"
 
 static bool
 ref_name_ok(const char *name, size_t len)

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "odbstore/commit.h"
+#include "commit.h"
 #include "odbstore/log.h"
 #include "odbstore/odb.h"
 #include "reader.h"

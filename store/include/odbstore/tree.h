@@ -50,7 +50,4 @@ void tree_release(struct tree *t);
 /* The longest name a Linux directory can hold (NAME_MAX). */
 #define TREE_NAME_MAX 255
 
-/* Is name (len bytes, no NUL inside) one a path can hold, of any length? */
-bool tree_name_ok(const char *name, size_t len);
-
 #endif
