@@ -164,12 +164,12 @@ not_ours(const struct forge_fs *f, const struct frepo *r)
 
 /*
  * Open repository r (number index) as a mount of one opens its own
- * (served.c), unlocked: the table's lock is not held, r->opening is. Its
- * git directory's device and inode in *st. -errno, logged once.
+ * (served.c), unlocked: the table's lock is not held, r->opening is.
+ * Which directory its git directory was, in *dir. -errno, logged once.
  */
 static int
 open_live(struct forge_fs *f, struct frepo *r, uint32_t index,
-    struct live **out, struct stat *st)
+    struct live **out, struct dirid *dir)
 {
 	struct live *l = NULL;
 	const char *why;
@@ -180,8 +180,7 @@ open_live(struct forge_fs *f, struct frepo *r, uint32_t index,
 		goto fail;
 	why = "out of memory";
 	ret = -ENOMEM;
-	if (stat(r->gitdir, st) < 0)
-		st->st_dev = st->st_ino = 0;
+	roster_dirid(r->gitdir, dir);
 	if (!(l = calloc(1, sizeof(*l))))
 		goto fail;
 	l->fs = *f->top;
@@ -239,6 +238,7 @@ static bool
 evict_locked(struct forge_fs *f)
 {
 	struct frepo *lru = NULL;
+	bool waiting = false;
 	struct live *l;
 
 	if (f->nopen <= f->opts.max_open && !f->sweep)
@@ -247,13 +247,15 @@ evict_locked(struct forge_fs *f)
 	    i++) {
 		struct frepo *r = f->v[i];
 
+		/* Gone or replaced, but held: closed at a later release. */
+		waiting |= r->live && r->held && (r->gone || r->replaced);
 		/* One no longer under the root goes first, at any count. */
 		if (r->live && !r->held && (!lru || r->gone || r->replaced ||
 		    r->used < lru->used))
 			lru = r;
 	}
 	if (!lru || !(lru->gone || lru->replaced))
-		f->sweep = false;
+		f->sweep = waiting;
 	if (!lru || (!(lru->gone || lru->replaced) &&
 	    f->nopen <= f->opts.max_open))
 		return false;
@@ -285,7 +287,7 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 	struct forge_fs *f = top->forge;
 	struct live *l;
 	struct frepo *r;
-	struct stat st;
+	struct dirid dir;
 	uint64_t print;
 	bool woke = false;
 	int ret;
@@ -313,7 +315,7 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 		pthread_mutex_unlock(&f->lock);
 		/* Before: a change made while it opens is one to retry on. */
 		print = fingerprint_repo(f->root, r->path, r->gitdir);
-		ret = open_live(f, r, repo, &l, &st);
+		ret = open_live(f, r, repo, &l, &dir);
 		pthread_mutex_lock(&f->lock);
 		r->opening = false;
 		if (ret < 0) {
@@ -324,8 +326,7 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 		} else {
 			r->live = l;
 			r->opened = true;
-			r->dev = st.st_dev;
-			r->ino = st.st_ino;
+			r->dir = dir;
 			f->nopen++;
 		}
 		pthread_cond_broadcast(&f->opened);

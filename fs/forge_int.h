@@ -21,6 +21,20 @@
 #include "served.h"
 #include "stats.h"
 
+/*
+ * Which directory a git directory is: its device and inode number, and
+ * when it was made. Inode numbers are reused: a repository removed and
+ * made again at its path (rm -rf, git clone) often gets the number its
+ * old one had, and only its birth tells them apart. Zero when it is not
+ * there; a file system without birth times (statx(2)) leaves them 0.
+ */
+struct dirid {
+	dev_t dev;
+	ino_t ino;
+	int64_t born_s;
+	uint32_t born_ns;
+};
+
 /* An open repository: what closing it lets go. */
 struct live {
 	struct odbfs fs;		/* served.c's: its watcher too */
@@ -41,8 +55,7 @@ struct frepo {
 	bool opening;		/* an open is under way, unlocked */
 	bool opened;		/* once: the kernel may know its nodes */
 	bool replaced;		/* open, but another is at its path now */
-	dev_t dev;		/* of the git directory it opened */
-	ino_t ino;
+	struct dirid dir;	/* the git directory it opened */
 	bool failed;		/* its open failed (logged): absent */
 	uint64_t print;		/* ...and how it looked then (fingerprint_repo()) */
 	bool tell;		/* ...and the kernel's entry of it is to go */
@@ -110,6 +123,10 @@ struct frepo *roster_entry_locked(struct forge_fs *f, const char *path,
     const char *gitdir, int64_t epoch, bool make, uint32_t *index);
 /* Is path (not "") a group of s: some repository's path begins path/? */
 bool roster_is_group(const struct scan *s, const char *path);
+/* The directory at path now; false (and zeros) if there is none. */
+bool roster_dirid(const char *path, struct dirid *out);
+/* Are a and b one directory? */
+bool roster_same_dir(const struct dirid *a, const struct dirid *b);
 /* Free the table (the forge's end). */
 void roster_free(struct forge_fs *f);
 

@@ -111,7 +111,7 @@ drop_changed(struct forge_fs *f, const struct scan *old,
 }
 
 /*
- * What rescan() learns of a table entry without the table's lock: stat()
+ * What rescan() learns of a table entry without the table's lock: statx(2)
  * of its git directory, and of what a failed one was opened from. A slow
  * or hung file system under the root holds only the forge's thread.
  */
@@ -120,9 +120,8 @@ struct look {
 	const char *failed;	/* its own git directory, if it failed */
 	const char *path;	/* ...and its path from the root */
 	bool seen;		/* open or opened, when looked at */
-	bool found;		/* gitdir is there: dev, ino */
-	dev_t dev;
-	ino_t ino;
+	bool found;		/* gitdir is there: dir */
+	struct dirid dir;
 	uint64_t print;		/* fingerprint_repo(failed) */
 };
 
@@ -131,7 +130,6 @@ static struct look *
 look_all(struct forge_fs *f, const struct scan *now, size_t *n)
 {
 	struct look *v;
-	struct stat st;
 
 	pthread_mutex_lock(&f->lock);
 	*n = f->n;
@@ -148,11 +146,8 @@ look_all(struct forge_fs *f, const struct scan *now, size_t *n)
 		}
 	pthread_mutex_unlock(&f->lock);
 	for (size_t i = 0; v && i < *n; i++) {
-		if (v[i].gitdir && stat(v[i].gitdir, &st) == 0) {
-			v[i].found = true;
-			v[i].dev = st.st_dev;
-			v[i].ino = st.st_ino;
-		}
+		if (v[i].gitdir)
+			v[i].found = roster_dirid(v[i].gitdir, &v[i].dir);
 		if (v[i].failed)
 			v[i].print = fingerprint_repo(f->root, v[i].path,
 			    v[i].failed);
@@ -206,15 +201,14 @@ rescan(struct forge_fs *f)
 		const struct look *k = seen ? &looks[i] : NULL;
 		/* Another git directory, or another at the same place. */
 		bool moved = fr && (strcmp(fr->gitdir, r->gitdir) || (k &&
-		    (!k->found || k->dev != r->dev || k->ino != r->ino)));
+		    (!k->found || !roster_same_dir(&k->dir, &r->dir))));
 		char *g;
 
 		if (moved && seen && replaced &&
 		    (replaced[nreplaced] = strdup(r->path)))
 			nreplaced++;
 		if (moved && k && k->found && !r->live) {
-			r->dev = k->dev;	/* dropped once, not each rescan */
-			r->ino = k->ino;
+			r->dir = k->dir;	/* dropped once, not each rescan */
 		}
 		r->replaced |= moved && r->live;
 		f->sweep |= moved && r->live;

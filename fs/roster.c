@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <xxhash.h>
 
 #include "forge_int.h"
@@ -280,6 +281,30 @@ roster_check(const struct odbfs *top)
 	    f->n <= f->alloc && 2 * f->n <= f->nslots;
 	pthread_mutex_unlock(&f->lock);
 	return ok;
+}
+
+bool
+roster_dirid(const char *path, struct dirid *out)
+{
+	struct statx stx;
+
+	memset(out, 0, sizeof(*out));
+	if (statx(AT_FDCWD, path, 0, STATX_INO | STATX_BTIME, &stx) < 0)
+		return false;
+	out->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	out->ino = stx.stx_ino;
+	if (stx.stx_mask & STATX_BTIME) {
+		out->born_s = stx.stx_btime.tv_sec;
+		out->born_ns = stx.stx_btime.tv_nsec;
+	}
+	return true;
+}
+
+bool
+roster_same_dir(const struct dirid *a, const struct dirid *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->born_s == b->born_s &&
+	    a->born_ns == b->born_ns;
 }
 
 void

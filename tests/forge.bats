@@ -972,6 +972,30 @@ gutted() {
 	check_repo "$root/g0/r1.git" g0/r1.git
 }
 
+@test "an open repository removed and cloned again at its path, five times: each time the new one (inode numbers reused)" {
+	local root=$BATS_TEST_TMPDIR/forge src=$BATS_TEST_TMPDIR/src i
+	small_forge "$root"
+	git clone -q --bare "$root/g0/r2.git" "$src"
+	mount_root "$root" "$MNT"
+	for i in 1 2 3 4 5; do
+		# Open: its watcher then sees its files go, and it reads nothing.
+		cat "$MNT/g0/r1.git/HEAD/message" >/dev/null
+		rm -rf "$root/g0/r1.git"
+		# A new commit each time, so that each clone is another.
+		git --git-dir="$src" commit-tree -p main -m "round $i" \
+			"$(git --git-dir="$src" rev-parse 'main^{tree}')" |
+			xargs git --git-dir="$src" update-ref refs/heads/main
+		git clone -q --bare "$src" "$root/g0/r1.git"
+		within_seconds 5 link_is "$MNT/g0/r1.git/refs/heads/main" \
+			"../../commits/$(git --git-dir="$root/g0/r1.git" rev-parse main)"
+		run cat "$MNT/g0/r1.git/HEAD/message"
+		[ "$status" -eq 0 ]
+		[ "$output" = "round $i" ]
+	done
+	check_repo "$root/g0/r1.git" g0/r1.git
+	running "$DAEMON_PID"
+}
+
 @test "a group turned into a repository shows as one, and back" {
 	local root=$BATS_TEST_TMPDIR/forge
 	small_forge "$root"
