@@ -116,6 +116,11 @@ forge_live_close(struct live *l)
 	node_enter(l->fs.repo, l->fs.seed);
 	view_drop_entry(&l->fs, "", "HEAD");
 	view_drop_entry(&l->fs, "", "refs");
+	/*
+	 * Its format may be another's, if another takes its place: a new
+	 * file then (view_meta.c), which the kernel must look up again.
+	 */
+	view_drop_entry(&l->fs, ".odbfs", "format");
 	node_enter(0, 0);
 	served_close(&l->fs);
 	free(l);

@@ -46,6 +46,7 @@
 #include "owner.h"
 #include "readers.h"
 #include "rescan.h"
+#include "roster.h"
 #include "served.h"
 #include "service.h"
 #include "treecache.h"
@@ -563,7 +564,7 @@ main(int argc, char **argv)
 		fs.epoch = dir_epoch(odb_commondir(fs.odb));
 		node_init(NODE_ROOT);
 	}
-	if (add_mount_opts(&args, conf.nometa ? NULL : forge ? conf.repo :
+	if (add_mount_opts(&args, conf.nometa ? NULL : forge ? roster_root(&fs) :
 	    odb_gitdir(fs.odb)) != 0)
 		goto out;
 	service_describe(conf.repo, opts.mountpoint);

@@ -76,12 +76,22 @@ repository_make(struct odbfs *fs, struct node *dir,
 	    roster_root(fs), out);
 }
 
-/* A mount of many has no format of its own: each repository says its. */
+/*
+ * A mount of many has no format of its own: each repository says its. The
+ * format is in the key ('M' path NUL format), so that a repository put
+ * in another's place in a mount of many, with another hash, is another
+ * file.
+ */
 static size_t
 format_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	return fs->odb ? view_key_path(fs, dir, name, key) : 0;
+	char path[KEY_MAX];
+
+	if (!fs->odb)
+		return 0;
+	view_child_path(dir, name, path, sizeof(path));
+	return view_link_key(key, 'M', path, odb_format(fs->odb));
 }
 
 static int

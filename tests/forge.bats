@@ -996,6 +996,22 @@ gutted() {
 	running "$DAEMON_PID"
 }
 
+@test "a sha1 repository replaced by a sha256 one while closed: its .odbfs/format says sha256" {
+	local root=$BATS_TEST_TMPDIR/forge
+	small_forge "$root"
+	mount_root "$root" "$MNT" -o max_repos=1
+	# Held open across the swap: the kernel keeps its node.
+	exec 4<"$MNT/g0/r1.git/.odbfs/format"
+	[ "$(cat "$MNT/g0/r1.git/.odbfs/format")" = sha1 ]
+	rm -rf "$root/g0/r1.git"
+	git init -q --bare --object-format=sha256 "$root/g0/r1.git"
+	# Another repository opened: r1.git, closed, is opened again.
+	within_seconds 5 test -e "$MNT/g0/r2.git/HEAD"
+	within_seconds 5 grep -qx sha256 "$MNT/g0/r1.git/.odbfs/format"
+	exec 4<&-
+	running "$DAEMON_PID"
+}
+
 @test "a group turned into a repository shows as one, and back" {
 	local root=$BATS_TEST_TMPDIR/forge
 	small_forge "$root"
