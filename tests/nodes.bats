@@ -207,6 +207,19 @@ tag_targets() {
 	(cd "$MNT/refs/tags" && ls | grep '^t' | xargs readlink --) | sort
 }
 
+# all_moved: every tag t<N> links to $commit (the test's).
+all_moved() {
+	[ "$(tag_targets | uniq -c)" = "$(printf '%7d ../../commits/%s' \
+		"$tags" "$commit")" ]
+}
+
+# all_gone: no tag t1..t$tags is found.
+all_gone() {
+	[ "$(seq -f 't%.0f' 1 "$tags" | (cd "$MNT/refs/tags" &&
+		LC_ALL=C xargs stat -- 2>&1 >/dev/null) |
+		grep -c 'No such file or directory')" -eq "$tags" ]
+}
+
 # A client that keeps its inodes forgets nothing until memory runs short,
 # which a test cannot arrange without dropping every cache of the system.
 # What makes the kernel forget at once is a name looked up anew (refs
@@ -235,19 +248,22 @@ tag_targets() {
 	for _ in 1 2; do
 		tag_targets | diff "$BATS_TEST_TMPDIR/want" -
 	done
+	# The watcher reads every loose ref again for a batch of events, and
+	# a transaction of 6000 makes two batches or more (the lock files,
+	# then the renames): 0.25 s on an idle machine, past 1 s when two
+	# other processes want the CPU. What is checked here is that each
+	# node comes out right, not how soon, so the bound is generous; and
+	# it is on every tag, not on the last one git renames: a reload that
+	# overlaps the renames may read t6000 after its rename and an
+	# earlier tag before its own.
 	# Moved: each is a new node, the old one forgotten.
 	awk -v c="$commit" '{ printf "update refs/tags/t%d %s\n", NR, c }' \
 		"$BATS_TEST_TMPDIR/tagged" | git -C "$REPO" update-ref --stdin
-	within_a_second link_is "$MNT/refs/tags/t$tags" "../../commits/$commit"
-	[ "$(tag_targets | uniq -c)" = "$(printf '%7d ../../commits/%s' \
-		"$tags" "$commit")" ]
+	within_seconds 10 all_moved
 	# Deleted: every node forgotten.
 	awk '{ printf "delete refs/tags/t%d\n", NR }' \
 		"$BATS_TEST_TMPDIR/tagged" | git -C "$REPO" update-ref --stdin
-	within_a_second enoent "$MNT/refs/tags/t$tags"
-	[ "$(seq -f 't%.0f' 1 "$tags" | (cd "$MNT/refs/tags" &&
-		LC_ALL=C xargs stat -- 2>&1 >/dev/null) |
-		grep -c 'No such file or directory')" -eq "$tags" ]
+	within_seconds 10 all_gone
 	# The blobs are the same files, by either name, and read right.
 	objects_inodes | diff "$BATS_TEST_TMPDIR/first" -
 	awk '{ print substr($1, 1, 2) "/" $1 }' "$BATS_TEST_TMPDIR/ids" |

@@ -81,3 +81,22 @@ nothing*.c, gone_too(odb, id), unknown.h"
 		notecheck: 12 names in notes exist nowhere (see the top of tools/notecheck)
 	EOF
 }
+
+@test "notecheck: over a whole tree, an allowed name that no note cites fails" {
+	local t=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$t/tools" "$t/fs"
+	cp "$TOP/tools/notecheck" "$t/tools/"
+	printf '%s\t%s\n' 'load_idx()' "git's packfile.c: cited" \
+		'packfile.c' "git's: cited" 'unused()' "git's: cited by none" \
+		>"$t/tools/notecheck.allow"
+	note "$t/fs/a.c" "as git's load_idx() in packfile.c"
+	run "$t/tools/notecheck"
+	echo "$output" >&2
+	[ "$status" -eq 1 ]
+	[ "$output" = "tools/notecheck.allow:3: unused(): cited by no note
+notecheck: 1 name in notes exists nowhere (see the top of tools/notecheck)" ]
+	sed -i '3d' "$t/tools/notecheck.allow"
+	run "$t/tools/notecheck"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+}
