@@ -14,7 +14,7 @@
  *   'L' path NUL target a link of commits/ or trees/ to by-id/
  *   'M' id name         a file or link inside commits/<id>/
  *   'M' path            a file of .odbfs/ (stats: then a stamp; format:
- *                       then NUL and the format)
+ *                       then NUL and the format), numbered by its path
  * The files of a tree are numbered by their place in it (tree_entry_ino(),
  * hashing 'E' and the directory's st_ino), not by their key.
  * node_id() takes the id of 'O', 'B' and 'S' nodes from right after the

@@ -46,10 +46,13 @@ view_meta_key(struct odbfs *fs, const struct node *dir, const char *name,
 	return fs->nometa ? 0 : view_key_dir(fs, dir, name, key);
 }
 
-/* A file of .odbfs/ whose bytes are fixed: repository, format. */
+/*
+ * A file of .odbfs/ whose bytes are fixed: repository, format. Its st_ino
+ * is its key's unless ino is given.
+ */
 static int
-meta_file(const unsigned char *key, size_t klen, const char *value,
-    struct node **out)
+meta_file(const unsigned char *key, size_t klen, uint64_t ino,
+    const char *value, struct node **out)
 {
 	struct node *n = node_new(NODE_DATA, key, klen);
 
@@ -59,6 +62,8 @@ meta_file(const unsigned char *key, size_t klen, const char *value,
 		node_free(n);
 		return -ENOMEM;
 	}
+	if (ino)
+		n->ino = ino;
 	n->mode = META_FILE_MODE;
 	n->size = strlen(n->data);
 	return view_intern(n, out);
@@ -72,35 +77,40 @@ repository_make(struct odbfs *fs, struct node *dir,
 {
 	(void)dir;
 	(void)f;
-	return meta_file(key, klen, fs->odb ? odb_gitdir(fs->odb) :
+	return meta_file(key, klen, 0, fs->odb ? odb_gitdir(fs->odb) :
 	    roster_root(fs), out);
 }
 
-/*
- * A mount of many has no format of its own: each repository says its. The
- * format is in the key ('M' path NUL format), so that a repository put
- * in another's place in a mount of many, with another hash, is another
- * file.
- */
+/* A mount of many has no format of its own: each repository says its. */
 static size_t
 format_key(struct odbfs *fs, const struct node *dir, const char *name,
     unsigned char *key)
 {
-	char path[KEY_MAX];
-
-	if (!fs->odb)
-		return 0;
-	view_child_path(dir, name, path, sizeof(path));
-	return view_link_key(key, 'M', path, odb_format(fs->odb));
+	return fs->odb ? view_key_path(fs, dir, name, key) : 0;
 }
 
+/*
+ * Its node's key also holds the format ('M' path NUL format), its st_ino
+ * the path's alone: a repository put in another's place in a mount of
+ * many, with another hash, is another node with the same number.
+ */
 static int
 format_make(struct odbfs *fs, struct node *dir, const struct view_fixed *f,
     const unsigned char *key, size_t klen, struct node **out)
 {
+	unsigned char full[KEY_MAX + 16];
+	const char *format = odb_format(fs->odb);
+	size_t flen = strlen(format);
+
 	(void)dir;
 	(void)f;
-	return meta_file(key, klen, odb_format(fs->odb), out);
+	if (klen + 1 + flen > sizeof(full))
+		return -ENAMETOOLONG;
+	memcpy(full, key, klen);
+	full[klen] = '\0';
+	memcpy(full + klen + 1, format, flen);
+	return meta_file(full, klen + 1 + flen, node_ino(key, klen), format,
+	    out);
 }
 
 /*

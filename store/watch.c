@@ -495,6 +495,15 @@ is_pack_file(const char *name)
 	    (!strcmp(name + n - 4, ".idx") || !strcmp(name + n - 5, ".pack"));
 }
 
+/* Does name end with suffix? */
+static bool
+has_suffix(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n >= k && !strcmp(name + n - k, suffix);
+}
+
 static void
 on_event(struct watch *w, const struct inotify_event *ev)
 {
@@ -609,6 +618,16 @@ on_event(struct watch *w, const struct inotify_event *ev)
 			    w->repo->commondir);
 			watch_refs(w, path, 0);
 		}
+		/*
+		 * A lock git takes, writes and removes is no ref (no ref name
+		 * ends in .lock: git-check-ref-format(1)); what it does is
+		 * seen when the lock is renamed to the ref's name, or the ref
+		 * is deleted. Reloading 6 000 loose refs for the lock's
+		 * events, too, tripled the cost of one update.
+		 */
+		if (!(ev->mask & IN_ISDIR) && ev->len && has_suffix(ev->name,
+		    ".lock"))
+			break;
 		w->refs = true;
 		break;
 	case W_NONE:
