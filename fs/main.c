@@ -675,9 +675,10 @@ main(int argc, char **argv)
 	/* Its thread sheds the forge's delta bases. */
 	trim_stop();
 	rescan_stop(&fs);
+	/* No prefetch running, nothing kept: then repositories close. */
+	readers_clear();
 	forge_close(&fs);
 	served_close(&fs);
-	readers_clear();
 out_unmount:
 	if (warded) {
 		/* Threads are joined: the warden unmounts, then ends. */

@@ -28,6 +28,15 @@ stop_within() {
 		sleep 0.05
 	done
 	if ! gone "$ODBFS_PID"; then
+		# Where each of its threads waits, and what it said.
+		echo "daemon $ODBFS_PID still there after $1 s:" >&2
+		for t in /proc/"$ODBFS_PID"/task/*; do
+			echo "  ${t##*/} $(cat "$t/comm" "$t/wchan" 2>/dev/null |
+				tr '\n' ' ') $(awk '/^State/ { print $2 }' \
+				"$t/status" 2>/dev/null)" >&2
+		done
+		ps -o pid,ppid,stat,wchan:32,cmd --ppid "$ODBFS_PID" >&2 || :
+		cat "$mnt.log" >&2
 		kill -9 "$ODBFS_PID"
 		return 1
 	fi
