@@ -46,15 +46,18 @@
 /*
  * An open repository's own directory (and its git directory, if another)
  * watched on rescan.c's inotify instance for what says it may be a
- * repository no more (rescan.c's relevant()): emptied and made a group, a
- * work tree whose .git went. That changes nothing in its group, whose watch would not see it.
+ * repository no more, or another (rescan.c's relevant()): emptied and made
+ * a group, a work tree whose .git went or points elsewhere now, the
+ * directory itself removed or moved away. None of that changes its group,
+ * whose watch would not see it.
  */
 static void
 watch_repo(struct forge_fs *f, struct live *l, const char *dir,
     const char *gitdir)
 {
 	const char *paths[2] = { dir, gitdir };
-	int fd = atomic_load(&f->ifd), *grown;
+	int fd = atomic_load(&f->ifd);
+	struct rwd *grown;
 
 	l->forge = f;
 	l->wds[0] = l->wds[1] = -1;
@@ -63,17 +66,29 @@ watch_repo(struct forge_fs *f, struct live *l, const char *dir,
 	for (int i = 0; i < 2; i++) {
 		if (i && !strcmp(dir, gitdir))
 			break;
+		/*
+		 * Its .git, HEAD, objects/ or refs/ made, moved in or
+		 * written (a work tree's .git pointed elsewhere), too.
+		 */
 		l->wds[i] = inotify_add_watch(fd, paths[i], IN_DELETE |
 		    IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF |
-		    IN_ONLYDIR | IN_DONT_FOLLOW);
+		    IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR |
+		    IN_DONT_FOLLOW);
 		if (l->wds[i] < 0)
 			continue;
 		pthread_mutex_lock(&f->wds_lock);
+		/* Out of memory: not watched, as if it could not be. */
 		if (f->nrwds == f->rwdcap && (grown = realloc(f->rwds,
-		    (f->rwdcap = 2 * f->rwdcap + 8) * sizeof(*grown))))
+		    (2 * f->rwdcap + 8) * sizeof(*grown)))) {
 			f->rwds = grown;
-		if (f->nrwds < f->rwdcap)
-			f->rwds[f->nrwds++] = l->wds[i];
+			f->rwdcap = 2 * f->rwdcap + 8;
+		}
+		if (f->nrwds < f->rwdcap) {
+			f->rwds[f->nrwds++] = (struct rwd){ l->wds[i], l };
+		} else {
+			inotify_rm_watch(fd, l->wds[i]);
+			l->wds[i] = -1;
+		}
 		pthread_mutex_unlock(&f->wds_lock);
 	}
 }
@@ -88,7 +103,7 @@ unwatch_repo(struct live *l)
 			continue;
 		pthread_mutex_lock(&f->wds_lock);
 		for (size_t j = 0; j < f->nrwds; j++)
-			if (f->rwds[j] == l->wds[i]) {
+			if (f->rwds[j].wd == l->wds[i]) {
 				f->rwds[j] = f->rwds[--f->nrwds];
 				break;
 			}

@@ -41,6 +41,18 @@ struct live {
 	struct live *next;	/* on the forge's list to close */
 	struct forge_fs *forge;
 	int wds[2];		/* watch_repo()'s, or -1 */
+	/*
+	 * A directory of it that watch_repo() watches was removed or moved
+	 * away (rescan.c): whatever is at its path now is another, even
+	 * with its inode number and no birth time to tell them apart.
+	 */
+	atomic_bool self_gone;
+};
+
+/* An open repository's watch descriptor, on rescan.c's instance. */
+struct rwd {
+	int wd;
+	struct live *l;
 };
 
 /* A repository the mount has shown: its number is its index + 1. */
@@ -102,7 +114,7 @@ struct forge_fs {
 	dev_t self;			/* the mount's device, once rescan knows */
 	_Atomic int ifd;		/* rescan.c's inotify instance, or -1 */
 	pthread_mutex_t wds_lock;	/* protects rwds */
-	int *rwds;			/* watch_repo()'s descriptors */
+	struct rwd *rwds;		/* watch_repo()'s descriptors */
 	size_t nrwds, rwdcap;
 	bool tell;			/* some frepo's tell is set */
 	_Atomic uint64_t own[STAT_NR];	/* the root's and groups' counts */

@@ -199,9 +199,13 @@ rescan(struct forge_fs *f)
 		 */
 		bool seen = i < nlooks && looks[i].seen;
 		const struct look *k = seen ? &looks[i] : NULL;
-		/* Another git directory, or another at the same place. */
+		/*
+		 * Another git directory, or another at the same place, or
+		 * the one it opened removed or moved away since.
+		 */
 		bool moved = fr && (strcmp(fr->gitdir, r->gitdir) || (k &&
-		    (!k->found || !roster_same_dir(&k->dir, &r->dir))));
+		    (!k->found || !roster_same_dir(&k->dir, &r->dir))) ||
+		    (r->live && atomic_load(&r->live->self_gone)));
 		char *g;
 
 		if (moved && seen && replaced &&
@@ -320,8 +324,10 @@ relevant(struct forge_fs *f, const char *buf, size_t len, int parent_wd)
 	    ".git", "commondir" };
 	const char *base = strrchr(f->root, '/') + 1, *name;
 	struct inotify_event ev;
-	bool repo;
+	struct live *repo;
+	bool any = false;
 
+	/* Every event: each open repository's removal is to be marked. */
 	for (size_t at = 0; at + sizeof(ev) <= len; at += sizeof(ev) +
 	    ev.len) {
 		memcpy(&ev, buf + at, sizeof(ev));
@@ -334,24 +340,26 @@ relevant(struct forge_fs *f, const char *buf, size_t len, int parent_wd)
 		name = ev.len && at + sizeof(ev) + ev.len <= len &&
 		    strnlen(buf + at + sizeof(ev), ev.len) < ev.len ?
 		    buf + at + sizeof(ev) : "";
-		repo = false;
+		repo = NULL;
 		pthread_mutex_lock(&f->wds_lock);
 		for (size_t j = 0; j < f->nrwds && !repo; j++)
-			repo = f->rwds[j] == ev.wd;
+			if (f->rwds[j].wd == ev.wd)
+				repo = f->rwds[j].l;
+		/* Marked while the lock keeps it from being freed. */
+		if (repo && (ev.mask & (IN_DELETE_SELF | IN_MOVE_SELF)))
+			atomic_store(&repo->self_gone, true);
 		pthread_mutex_unlock(&f->wds_lock);
 		if (repo) {
 			/* An open repository's: only what says it changed. */
 			if (ev.mask & (IN_DELETE_SELF | IN_MOVE_SELF))
-				return true;
+				any = true;
 			for (size_t i = 0; i < 5; i++)
-				if (!strcmp(name, telling[i]))
-					return true;
+				any |= !strcmp(name, telling[i]);
 			continue;
 		}
-		if (ev.wd != parent_wd || !strcmp(name, base))
-			return true;
+		any |= ev.wd != parent_wd || !strcmp(name, base);
 	}
-	return false;
+	return any;
 }
 
 /* A new inotify instance on every group of the scan; -1 if none. */

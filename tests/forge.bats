@@ -36,6 +36,7 @@ setup_file() {
 
 setup() {
 	MNT=$BATS_TEST_TMPDIR/mnt
+	LOOP_FS=
 	EXTRA_MNTS=()
 	BIND_MNTS=()
 }
@@ -65,6 +66,7 @@ teardown() {
 		fi
 	fi
 	unmount_odbfs "$MNT"
+	[ -z "$LOOP_FS" ] || umount -l "$LOOP_FS"
 	# A daemon that crashed on the way out failed too.
 	[ "$ODBFS_STATUS" -eq 0 ]
 }
@@ -1009,6 +1011,59 @@ gutted() {
 	within_seconds 5 test -e "$MNT/g0/r2.git/HEAD"
 	within_seconds 5 grep -qx sha256 "$MNT/g0/r1.git/.odbfs/format"
 	exec 4<&-
+	running "$DAEMON_PID"
+}
+
+@test "on a file system without birth times, a repository cloned again at its path with its old inode number is the new one" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a file system image"
+	local img=$BATS_TEST_TMPDIR/img fsdir=$BATS_TEST_TMPDIR/fs root i0 i
+	local src reused=0
+	truncate -s 64M "$img"
+	# 128-byte inodes have no room for a birth time.
+	mkfs.ext4 -q -I 128 -F "$img" >/dev/null 2>&1 || skip "no mkfs.ext4"
+	mkdir -p "$fsdir"
+	mount -o loop "$img" "$fsdir" 2>/dev/null || skip "no loop device"
+	LOOP_FS=$fsdir
+	root=$fsdir/root
+	mkdir -p "$root/g"
+	git clone -q --bare --no-local "$FORGE/g0/r1.git" "$root/g/p.git"
+	mount_root "$root" "$MNT"
+	for i in 1 2 3 4; do
+		ls "$MNT/g/p.git/refs/heads" >/dev/null
+		i0=$(stat -c %i "$root/g/p.git")
+		rm -rf "$root/g/p.git"
+		src=$FORGE/g0/r$((i % 2 + 1)).git
+		git clone -q --bare --no-local "$src" "$root/g/p.git"
+		[ "$(stat -c %i "$root/g/p.git")" != "$i0" ] ||
+			reused=$((reused + 1))
+		within_seconds 5 link_is "$MNT/g/p.git/refs/heads/main" \
+			"../../commits/$(git --git-dir="$src" rev-parse main)"
+	done
+	echo "# the inode number came back in $reused of 4 rounds" >&3
+	check_mount_objects "$root/g/p.git" "$MNT/g/p.git"
+	running "$DAEMON_PID"
+}
+
+@test "a work tree whose .git file or link is pointed at another repository shows that one" {
+	local root=$BATS_TEST_TMPDIR/forge
+	mkdir -p "$root/store" "$root/team/wt" "$root/team/ln"
+	git clone -q --bare --no-local "$FORGE/g0/r1.git" "$root/store/x.git"
+	git clone -q --bare --no-local "$FORGE/g0/r2.git" "$root/store/y.git"
+	echo "gitdir: $root/store/x.git" >"$root/team/wt/.git"
+	ln -s ../../store/x.git "$root/team/ln/.git"
+	mount_root "$root" "$MNT"
+	for w in wt ln; do
+		link_is "$MNT/team/$w/refs/heads/main" \
+			"../../commits/$(git --git-dir="$root/store/x.git" rev-parse main)"
+	done
+	# As git worktree and submodules write it: renamed into place.
+	echo "gitdir: $root/store/y.git" >"$root/team/wt/.git.new"
+	mv "$root/team/wt/.git.new" "$root/team/wt/.git"
+	ln -sfn ../../store/y.git "$root/team/ln/.git"
+	for w in wt ln; do
+		within_seconds 5 link_is "$MNT/team/$w/refs/heads/main" \
+			"../../commits/$(git --git-dir="$root/store/y.git" rev-parse main)"
+	done
 	running "$DAEMON_PID"
 }
 
