@@ -225,12 +225,13 @@ gone() {
 	[ -z "$state" ] || [ "$state" = Z ]
 }
 
-# mount_sig REPO MNT [options...]: as mount_odbfs, but with SIGINT at its
-# default: a shell starts background jobs with SIGINT ignored, and
-# libfuse leaves an ignored signal alone.
+# mount_sig REPO MNT [options...]: as mount_odbfs, but with the signals
+# the tests send at their defaults: a shell starts background jobs with
+# SIGINT ignored, a run under nohup(1) has SIGHUP ignored, and libfuse
+# leaves an ignored signal alone.
 mount_sig() {
 	local wrapper=$BATS_TEST_TMPDIR/odbfs-sigint
-	printf '#!/bin/sh\nexec env --default-signal=INT "%s" "$@"\n' \
+	printf '#!/bin/sh\nexec env --default-signal=INT,HUP,TERM "%s" "$@"\n' \
 		"$ODBFS" >"$wrapper"
 	chmod +x "$wrapper"
 	ODBFS=$wrapper mount_odbfs "$@"
