@@ -65,8 +65,9 @@ int readers_start(void);
 void readers_clear(void);
 
 /*
- * Let go of every object kept for odb, before it is closed (forge.c);
- * the prefetching thread must not run (a mount of many does not start it).
+ * Let go of every object kept for odb, before it is closed (served.c).
+ * The prefetching thread may go on with a reader of odb it holds: a
+ * reader holds its pack (or its loose object's bytes), not odb.
  */
 void readers_drop(const struct odb *odb);
 
