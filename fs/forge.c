@@ -350,9 +350,7 @@ hold(struct odbfs *top, uint32_t repo, bool need_odb, bool may_open,
 			f->nopen++;
 		}
 		pthread_cond_broadcast(&f->opened);
-		pthread_mutex_unlock(&f->lock);
-		assert(roster_check(top));
-		pthread_mutex_lock(&f->lock);
+		assert(roster_check_locked(f));
 	}
 	if (need_odb && !r->live) {
 		/* A file of a repository removed since: as NFS says it. */

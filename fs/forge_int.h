@@ -139,6 +139,8 @@ bool roster_is_group(const struct scan *s, const char *path);
 bool roster_dirid(const char *path, struct dirid *out);
 /* Are a and b one directory? */
 bool roster_same_dir(const struct dirid *a, const struct dirid *b);
+/* roster_check(), with the table's lock held. */
+bool roster_check_locked(struct forge_fs *f);
 /* Free the table (the forge's end). */
 void roster_free(struct forge_fs *f);
 

@@ -675,7 +675,7 @@ main(int argc, char **argv)
 	/* Its thread sheds the forge's delta bases. */
 	trim_stop();
 	rescan_stop(&fs);
-	/* No prefetch running, nothing kept: then repositories close. */
+	/* Every kept reader at once: closing each repository drops none. */
 	readers_clear();
 	forge_close(&fs);
 	served_close(&fs);

@@ -320,8 +320,10 @@ watch_parent(struct forge_fs *f, int fd)
 static bool
 relevant(struct forge_fs *f, const char *buf, size_t len, int parent_wd)
 {
+	/* What a repository is no more without, or is pointed at by. */
 	static const char *const telling[] = { "HEAD", "objects", "refs",
 	    ".git", "commondir" };
+	static const char *const pointing[] = { ".git", "commondir" };
 	const char *base = strrchr(f->root, '/') + 1, *name;
 	struct inotify_event ev;
 	struct live *repo;
@@ -350,11 +352,20 @@ relevant(struct forge_fs *f, const char *buf, size_t len, int parent_wd)
 			atomic_store(&repo->self_gone, true);
 		pthread_mutex_unlock(&f->wds_lock);
 		if (repo) {
-			/* An open repository's: only what says it changed. */
+			/*
+			 * An open repository's: only what says it changed, not
+			 * git rewriting its HEAD or refs/ (its watcher's).
+			 */
 			if (ev.mask & (IN_DELETE_SELF | IN_MOVE_SELF))
 				any = true;
-			for (size_t i = 0; i < 5; i++)
-				any |= !strcmp(name, telling[i]);
+			else if (ev.mask & (IN_DELETE | IN_MOVED_FROM))
+				for (size_t i = 0; i < sizeof(telling) /
+				    sizeof(*telling); i++)
+					any |= !strcmp(name, telling[i]);
+			else
+				for (size_t i = 0; i < sizeof(pointing) /
+				    sizeof(*pointing); i++)
+					any |= !strcmp(name, pointing[i]);
 			continue;
 		}
 		any |= ev.wd != parent_wd || !strcmp(name, base);

@@ -261,10 +261,20 @@ bool
 roster_check(const struct odbfs *top)
 {
 	struct forge_fs *f = top->forge;
+	bool ok;
+
+	pthread_mutex_lock(&f->lock);
+	ok = roster_check_locked(f);
+	pthread_mutex_unlock(&f->lock);
+	return ok;
+}
+
+bool
+roster_check_locked(struct forge_fs *f)
+{
 	size_t open = 0, failed = 0;
 	bool ok = true;
 
-	pthread_mutex_lock(&f->lock);
 	for (size_t i = 0; i < f->n && ok; i++) {
 		const struct frepo *r = f->v[i];
 		size_t s = (size_t)r->seed & (f->nslots - 1);
@@ -277,10 +287,8 @@ roster_check(const struct odbfs *top)
 		open += r->live != NULL;
 		failed += r->failed && !r->gone;
 	}
-	ok = ok && open == f->nopen && failed == f->nfailed &&
+	return ok && open == f->nopen && failed == f->nfailed &&
 	    f->n <= f->alloc && 2 * f->n <= f->nslots;
-	pthread_mutex_unlock(&f->lock);
-	return ok;
 }
 
 bool

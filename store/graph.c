@@ -182,9 +182,7 @@ odb_is_shallow(struct odb *odb, const unsigned char *raw)
 	size_t rawsz = odb->repo->rawsz, lo = 0, hi;
 	bool yes = false;
 
-	if (__builtin_expect(!odb_registered, 0))
-		odb_register_thread();
-	urcu_memb_read_lock();
+	odb_read_lock();
 	SUBSCRIBED(&odb->shallow);
 	if ((sh = rcu_dereference(odb->shallow)))
 		for (hi = sh->n; lo < hi && !yes;) {

@@ -505,9 +505,7 @@ odb_refs_load(const struct repo *repo, const struct refs *prev,
 const struct refs *
 odb_refs_get(struct odb *odb)
 {
-	if (__builtin_expect(!odb_registered, 0))
-		odb_register_thread();
-	urcu_memb_read_lock();
+	odb_read_lock();
 	SUBSCRIBED(&odb->refs);
 	return rcu_dereference(odb->refs);
 }

@@ -130,16 +130,25 @@ extern _Thread_local bool odb_registered;
 void odb_register_thread(void);
 
 /*
- * A read-side section over the current snapshot, or the commit-graph:
- * rcu_read_lock() and rcu_dereference(); snap_exit() ends either. No
- * system call, no lock.
+ * Begin a read-side section: the thread registered on its first, then
+ * rcu_read_lock(). No system call after the first, no lock.
  */
-static inline struct snapshot *
-snap_enter(struct odb *odb)
+static inline void
+odb_read_lock(void)
 {
 	if (__builtin_expect(!odb_registered, 0))
 		odb_register_thread();
 	urcu_memb_read_lock();
+}
+
+/*
+ * A read-side section over the current snapshot, or the commit-graph:
+ * odb_read_lock() and rcu_dereference(); snap_exit() ends either.
+ */
+static inline struct snapshot *
+snap_enter(struct odb *odb)
+{
+	odb_read_lock();
 	SUBSCRIBED(&odb->snap);
 	return rcu_dereference(odb->snap);
 }
@@ -154,9 +163,7 @@ snap_exit(void)
 static inline struct commitgraph *
 graph_enter(struct odb *odb)
 {
-	if (__builtin_expect(!odb_registered, 0))
-		odb_register_thread();
-	urcu_memb_read_lock();
+	odb_read_lock();
 	SUBSCRIBED(&odb->graph);
 	return rcu_dereference(odb->graph);
 }

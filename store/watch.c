@@ -486,15 +486,6 @@ setup(struct watch *w)
 	return 0;
 }
 
-static bool
-is_pack_file(const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(name, "pack-", 5) && n > 9 &&
-	    (!strcmp(name + n - 4, ".idx") || !strcmp(name + n - 5, ".pack"));
-}
-
 /* Does name end with suffix? */
 static bool
 has_suffix(const char *name, const char *suffix)
@@ -502,6 +493,15 @@ has_suffix(const char *name, const char *suffix)
 	size_t n = strlen(name), k = strlen(suffix);
 
 	return n >= k && !strcmp(name + n - k, suffix);
+}
+
+static bool
+is_pack_file(const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(name, "pack-", 5) && n > 9 &&
+	    (has_suffix(name, ".idx") || has_suffix(name, ".pack"));
 }
 
 static void
